@@ -1,0 +1,28 @@
+package api
+
+import "github.com/valyala/fasthttp"
+
+// CORS headers of the API Overview page. Browsers also need to read the headers j17 sets, and to
+// send the j17 request headers the guides use, so those are exposed and allowed as well.
+const (
+	corsAllowMethods  = "GET, POST, OPTIONS"
+	corsAllowHeaders  = "Authorization, Content-Type, X-Idempotency-Key, X-J17-Instance, X-J17-Environment, X-Request-Id"
+	corsExposeHeaders = "X-Request-Id, X-Error-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Scope, Retry-After, X-Idempotency-Replayed"
+	corsMaxAge        = "600"
+)
+
+// setCommonHeaders sets the headers of every response: the request id and CORS.
+func setCommonHeaders(ctx *fasthttp.RequestCtx, requestID string) {
+	h := &ctx.Response.Header
+	h.Set("X-Request-Id", requestID)
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+}
+
+// preflight answers a CORS preflight (OPTIONS) request; it needs no credentials.
+func preflight(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Access-Control-Max-Age", corsMaxAge)
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/j17-go/j17/api"
+	"github.com/j17-go/j17/engine/control"
+)
+
+// shutdownGrace bounds how long a shutdown waits for requests in flight.
+const shutdownGrace = 30 * time.Second
+
+// cmdServe runs `j17 serve` until SIGINT or SIGTERM.
+func cmdServe(args []string, _, stderr io.Writer) int {
+	c, err := parseServeConfig(args, os.Getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "j17 serve: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, c, control.SystemClock{}, stderr, nil); err != nil {
+		fmt.Fprintf(stderr, "j17 serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the server until ctx ends, then shuts it down gracefully: it stops accepting
+// connections, lets the requests in flight finish (up to shutdownGrace), and closes the stores.
+// ready, when not nil, is called with the listening address once requests are accepted.
+func serve(ctx context.Context, c serveConfig, clock control.Clock, stderr io.Writer, ready func(net.Addr)) error {
+	log := newLogger(c, stderr)
+	if err := os.MkdirAll(c.data, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	secret, err := loadOrCreateSecret(filepath.Join(c.data, "jwt_secret"))
+	if err != nil {
+		return err
+	}
+	nodeSecret, err := loadOrCreateSecret(filepath.Join(c.data, "node_secret"))
+	if err != nil {
+		return err
+	}
+	store, err := control.Open(filepath.Join(c.data, "control.db"), control.Options{Clock: clock, BcryptCost: c.bcryptCost})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing the control store", "err", err)
+		}
+	}()
+	boot, err := bootstrap(store, c, log)
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(api.Options{
+		Control: store, JWTSecret: secret, NodeSecret: []byte(hex.EncodeToString(nodeSecret)), DataDir: c.data, Clock: clock, Logger: log,
+		RateLimitKey: c.rateLimitKey, RateLimitIP: c.rateLimitIP, MaxBody: c.maxBody, BaseDomain: c.baseDomain,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "data", c.data)
+	printNextSteps(stderr, "http://"+ln.Addr().String(), boot)
+	if ready != nil {
+		ready(ln.Addr())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutdown did not finish cleanly", "err", err)
+	}
+	if err := <-served; err != nil {
+		log.Error("server", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// printNextSteps tells a newcomer, once per start, the commands that lead to a first key.
+func printNextSteps(w io.Writer, base string, boot bootstrapResult) {
+	login := "  # 1. Log in with the operator account\n"
+	creds := `\"$J17_ADMIN_EMAIL\"`
+	pass := `\"$J17_ADMIN_PASSWORD\"`
+	if boot.credentialsFile != "" {
+		file := shellPath(boot.credentialsFile)
+		login = fmt.Sprintf("  # 1. Log in (the operator email and password are in %s)\n  . %s\n", file, file)
+	} else {
+		login += "  #    (J17_ADMIN_EMAIL and J17_ADMIN_PASSWORD as at first start)\n"
+	}
+	auth := `-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json'`
+	fmt.Fprintf(w, `
+j17 is ready at %[1]s
+
+Next steps, in another terminal:
+
+%[2]s  TOKEN=$(curl -s %[1]s/api/login -H 'Content-Type: application/json' \
+    -d "{\"email\":%[3]s,\"password\":%[4]s}" | sed -E 's/.*"token":"([^"]+)".*/\1/')
+
+  # 2. Create an instance
+  curl -s %[1]s/api/instances %[5]s -d '{"name":"myapp"}'
+
+  # 3. Deploy a spec to staging
+  curl -s %[1]s/api/instances/myapp/spec %[5]s \
+    -d '{"environment":"staging","spec":{"aggregate_types":{"user":{"events":{"was_created":{"schema":{"type":"object"},"handler":[{"set":{"target":"","value":"$.data"}}]}}}},"agent_types":["user"]}}'
+
+  # 4. Create a write key for staging (the key is shown once)
+  curl -s %[1]s/api/instances/myapp/keys %[5]s \
+    -d '{"name":"backend","scope":"write","environment":"staging"}'
+
+`, base, login, creds, pass, auth)
+}
+
+// shellPath writes a relative path as ./path, so that the shell's "." reads the file rather than
+// searching PATH for it.
+func shellPath(p string) string {
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
+		return p
+	}
+	return "./" + p
+}

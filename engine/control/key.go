@@ -1,0 +1,255 @@
+package control
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Key scopes.
+const (
+	ScopeRead  = "read"
+	ScopeWrite = "write"
+)
+
+// API key format: "j17_" version "_" environment "_" secret, the secret being keySecretLen
+// base62 characters drawn uniformly from crypto/rand (about 190 bits). Part of the public key
+// format; do not change.
+const (
+	keyPrefix    = "j17_0_"
+	keySecretLen = 32
+	// keyShownLen is how many characters of the secret a key listing shows, enough to tell keys
+	// apart while leaving over 160 bits unknown.
+	keyShownLen = 4
+	base62      = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
+
+// Key is an API key record. The secret itself is never stored.
+type Key struct {
+	ID          string `json:"id"`
+	InstanceID  string `json:"instance_id"`
+	Name        string `json:"name"`
+	Scope       string `json:"scope"`
+	Environment string `json:"environment"`
+	// Prefix is the start of the secret, for telling keys apart in listings.
+	Prefix    string     `json:"prefix"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokeAt  *time.Time `json:"revoke_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// ReplacedBy is the id of the key that a rotation created in place of this one.
+	ReplacedBy string `json:"replaced_by,omitempty"`
+}
+
+// Revoked reports whether the key no longer works at now.
+func (k Key) Revoked(now time.Time) bool {
+	return k.RevokedAt != nil || k.RevokeAt != nil && !now.Before(*k.RevokeAt)
+}
+
+type keyRecord struct {
+	Key
+	Hash []byte `json:"hash"`
+}
+
+// hashKey digests a key secret. A single SHA-256 is enough because the secret holds about 190
+// random bits: no dictionary or brute-force search can invert it, so the work factor of a
+// password hash buys nothing, while a deterministic digest lets every request find its key by
+// one index lookup instead of comparing against every stored hash.
+func hashKey(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+func newSecret(env string) string {
+	var b strings.Builder
+	b.Grow(len(keyPrefix) + len(env) + 1 + keySecretLen)
+	b.WriteString(keyPrefix)
+	b.WriteString(env)
+	b.WriteByte('_')
+	var buf [64]byte
+	for n := 0; n < keySecretLen; {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails on supported platforms.
+		for _, c := range buf {
+			// Rejection sampling keeps the draw uniform: 248 = 4*62.
+			if c < 248 && n < keySecretLen {
+				b.WriteByte(base62[c%62])
+				n++
+			}
+		}
+	}
+	return b.String()
+}
+
+// ParseKey splits a key string into its environment, or reports ErrKeyMalformed.
+func ParseKey(secret string) (env string, err error) {
+	rest, ok := strings.CutPrefix(secret, keyPrefix)
+	if !ok {
+		return "", ErrKeyMalformed
+	}
+	env, random, ok := strings.Cut(rest, "_")
+	if !ok || !ValidEnvironment(env) || len(random) != keySecretLen {
+		return "", ErrKeyMalformed
+	}
+	for i := 0; i < len(random); i++ {
+		if strings.IndexByte(base62, random[i]) < 0 {
+			return "", ErrKeyMalformed
+		}
+	}
+	return env, nil
+}
+
+// insertKeyTx stores k under a fresh secret, sets k.Prefix, and returns the secret.
+func insertKeyTx(tx *bolt.Tx, k *Key) (string, error) {
+	secret := newSecret(k.Environment)
+	k.Prefix = secret[:len(secret)-keySecretLen+keyShownLen]
+	rec := keyRecord{Key: *k, Hash: hashKey(secret)}
+	if err := tx.Bucket(bucketKeyHashes).Put(rec.Hash, []byte(k.ID)); err != nil {
+		return "", err
+	}
+	return secret, putJSON(tx.Bucket(bucketKeys), []byte(k.ID), rec)
+}
+
+// CreateKey issues a key for (instance, env) with the given scope and returns its record and its
+// secret; the secret cannot be retrieved again. instance may be the instance's id or name.
+func (s *Store) CreateKey(instance, name, scope, env string) (Key, string, error) {
+	if scope != ScopeRead && scope != ScopeWrite {
+		return Key{}, "", fmt.Errorf("key scope %q: %w", scope, ErrInvalidScope)
+	}
+	if !ValidEnvironment(env) {
+		return Key{}, "", fmt.Errorf("key environment %q: %w", env, ErrInvalidEnvironment)
+	}
+	var k Key
+	var secret string
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var inst Instance
+		if err := instanceTx(tx, instance, &inst); err != nil {
+			return fmt.Errorf("instance %q: %w", instance, err)
+		}
+		k = Key{ID: newUUID(), InstanceID: inst.ID, Name: name, Scope: scope, Environment: env, CreatedAt: s.now()}
+		var err error
+		secret, err = insertKeyTx(tx, &k)
+		return err
+	})
+	if err != nil {
+		return Key{}, "", err
+	}
+	return k, secret, nil
+}
+
+// Keys returns the keys of an instance (id or name), sorted by id.
+func (s *Store) Keys(instance string) ([]Key, error) {
+	out := []Key{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var inst Instance
+		if err := instanceTx(tx, instance, &inst); err != nil {
+			return fmt.Errorf("instance %q: %w", instance, err)
+		}
+		return tx.Bucket(bucketKeys).ForEach(func(_, v []byte) error {
+			var rec keyRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("control: decode key record: %w", err)
+			}
+			if rec.InstanceID == inst.ID {
+				out = append(out, rec.Key)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// ResolveKey returns the record of a presented key secret and its instance: ErrKeyMalformed if
+// it does not have the key format, ErrKeyUnknown if no key matches, ErrKeyRevoked if it no longer
+// works. Both records come from one read transaction.
+func (s *Store) ResolveKey(secret string) (Key, Instance, error) {
+	if _, err := ParseKey(secret); err != nil {
+		return Key{}, Instance{}, err
+	}
+	var rec keyRecord
+	var inst Instance
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketKeyHashes).Get(hashKey(secret))
+		if id == nil {
+			return ErrKeyUnknown
+		}
+		if err := getJSON(tx.Bucket(bucketKeys), id, &rec); err != nil {
+			return err
+		}
+		return getJSON(tx.Bucket(bucketInstances), []byte(rec.InstanceID), &inst)
+	})
+	if err != nil {
+		return Key{}, Instance{}, err
+	}
+	if rec.Revoked(s.now()) {
+		return Key{}, Instance{}, ErrKeyRevoked
+	}
+	return rec.Key, inst, nil
+}
+
+// updateKey applies fn to the stored record of key id inside one write transaction.
+func (s *Store) updateKey(id string, fn func(tx *bolt.Tx, rec *keyRecord) error) (Key, error) {
+	var rec keyRecord
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		keys := tx.Bucket(bucketKeys)
+		if err := getJSON(keys, []byte(id), &rec); err != nil {
+			return fmt.Errorf("key %s: %w", id, err)
+		}
+		if err := fn(tx, &rec); err != nil {
+			return err
+		}
+		return putJSON(keys, []byte(id), rec)
+	})
+	return rec.Key, err
+}
+
+// RotateKey revokes key id at once and issues a new key with the same instance, name, scope and
+// environment. It returns the new key and its secret. A revoked key cannot be rotated.
+func (s *Store) RotateKey(id string) (Key, string, error) {
+	var next Key
+	var secret string
+	_, err := s.updateKey(id, func(tx *bolt.Tx, rec *keyRecord) error {
+		now := s.now()
+		if rec.Revoked(now) {
+			return fmt.Errorf("rotate key %s: %w", id, ErrKeyRevoked)
+		}
+		next = Key{ID: newUUID(), InstanceID: rec.InstanceID, Name: rec.Name, Scope: rec.Scope, Environment: rec.Environment, CreatedAt: now}
+		var err error
+		if secret, err = insertKeyTx(tx, &next); err != nil {
+			return err
+		}
+		rec.RevokedAt = &now
+		rec.ReplacedBy = next.ID
+		return nil
+	})
+	if err != nil {
+		return Key{}, "", err
+	}
+	return next, secret, nil
+}
+
+// ScheduleRevocation makes key id stop working at at (at once if at is not in the future).
+func (s *Store) ScheduleRevocation(id string, at time.Time) (Key, error) {
+	at = at.UTC()
+	return s.updateKey(id, func(_ *bolt.Tx, rec *keyRecord) error {
+		if rec.Revoked(s.now()) {
+			return fmt.Errorf("schedule revocation of key %s: %w", id, ErrKeyRevoked)
+		}
+		rec.RevokeAt = &at
+		return nil
+	})
+}
+
+// RevokeKey makes key id stop working at once. Revoking a revoked key changes nothing.
+func (s *Store) RevokeKey(id string) (Key, error) {
+	return s.updateKey(id, func(_ *bolt.Tx, rec *keyRecord) error {
+		if rec.RevokedAt == nil {
+			now := s.now()
+			rec.RevokedAt = &now
+		}
+		return nil
+	})
+}

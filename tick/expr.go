@@ -1,0 +1,194 @@
+package tick
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Nesting limits of value expressions.
+const (
+	// MaxMergeDepth bounds nested "$merge" in handler values.
+	MaxMergeDepth = 16
+	// MaxTemplateDepth bounds nested concat, coalesce and merge in templates.
+	MaxTemplateDepth = 32
+	// MaxPredicateDepth bounds nested predicates.
+	MaxPredicateDepth = 32
+)
+
+type exprKind uint8
+
+const (
+	exLit exprKind = iota
+	exPath
+	exObject
+	exArray
+	exMerge
+	exConcat
+	exCoalesce
+)
+
+// expr is a compiled value expression: a literal, a path, an object or array
+// whose members are expressions, or an operator ($merge in handlers; concat,
+// coalesce and merge in templates). Literal subtrees are folded into one
+// frozen Value at compile time.
+type expr struct {
+	kind exprKind
+	lit  Value
+	path *Path
+	keys []string
+	kids []expr
+	ptr  string
+	// nullOmits: in templates an optional path that resolves to null is
+	// left out, as if missing.
+	nullOmits bool
+}
+
+func notFound(ptr string, p *Path) error {
+	return &Error{Pointer: ptr, Message: fmt.Sprintf("path %s not found (append \"?\" to make it optional)", p.src), Err: ErrNotFound}
+}
+
+// eval computes the expression. A missing result without error means an
+// optional path found nothing: the caller omits the key, element or operation.
+func (e *expr) eval(s *Scope) (Value, error) {
+	switch e.kind {
+	case exLit:
+		return e.lit, nil
+	case exPath:
+		v := e.path.Resolve(s)
+		if v.kind == KindMissing || (e.nullOmits && v.kind == KindNull && e.path.optional) {
+			if e.path.optional {
+				return Value{}, nil
+			}
+			return Value{}, notFound(e.ptr, e.path)
+		}
+		return v, nil
+	case exObject:
+		out := allocObject(0, len(e.kids))
+		for i := range e.kids {
+			v, err := e.kids[i].eval(s)
+			if err != nil {
+				return Value{}, err
+			}
+			if v.kind != KindMissing {
+				out.n.members = append(out.n.members, Member{Key: e.keys[i], Value: v})
+			}
+		}
+		return out, nil
+	case exArray:
+		out := Value{kind: KindArray, n: &node{items: make([]Value, 0, len(e.kids))}}
+		for i := range e.kids {
+			v, err := e.kids[i].eval(s)
+			if err != nil {
+				return Value{}, err
+			}
+			if v.kind != KindMissing {
+				out.n.items = append(out.n.items, v)
+			}
+		}
+		return out, nil
+	case exMerge:
+		return e.merge(s), nil
+	case exConcat:
+		var b strings.Builder
+		for i := range e.kids {
+			v, err := e.kids[i].eval(s)
+			if err != nil {
+				return Value{}, err
+			}
+			switch v.kind {
+			case KindMissing, KindNull:
+			case KindString:
+				b.WriteString(v.str)
+			case KindNumber, KindBool:
+				b.Write(v.AppendJSON(nil))
+			default:
+				return Value{}, &Error{Pointer: e.kids[i].ptr, Message: fmt.Sprintf("concat takes strings, numbers and booleans, not %s", v.kind), Err: ErrType}
+			}
+		}
+		return String(b.String()), nil
+	case exCoalesce:
+		for i := range e.kids {
+			v, err := e.kids[i].eval(s)
+			if err == nil && v.kind != KindMissing && v.kind != KindNull {
+				return v, nil
+			}
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return Value{}, err
+			}
+		}
+		return Null(), nil
+	}
+	return Value{}, fmt.Errorf("BUG: tick: unknown expression kind %d", e.kind)
+}
+
+// merge evaluates $merge (and the template merge) left to right. Elements
+// that cannot be resolved, and non-objects, are skipped by design. Literal
+// object elements are merged member by member, without building them, and
+// the result is allocated once at its final size.
+func (e *expr) merge(s *Scope) Value {
+	var buf [8]Value
+	parts := buf[:0]
+	var mbuf [8]Member
+	size := 0
+	for i := range e.kids {
+		k := &e.kids[i]
+		if k.kind == exObject {
+			size += len(k.kids)
+			parts = append(parts, Value{})
+			continue
+		}
+		v, err := k.eval(s)
+		if err != nil || v.kind != KindObject {
+			v = Value{}
+		} else {
+			size += len(v.n.members)
+		}
+		parts = append(parts, v)
+	}
+	out := allocObject(0, size)
+	for i := range e.kids {
+		k := &e.kids[i]
+		if k.kind != exObject {
+			if parts[i].kind == KindObject {
+				for _, m := range parts[i].n.members {
+					out.n.put(m.Key, m.Value)
+				}
+			}
+			continue
+		}
+		members, ok := mbuf[:0], true
+		for j := range k.kids {
+			v, err := k.kids[j].eval(s)
+			if err != nil {
+				ok = false
+				break
+			}
+			if v.kind != KindMissing {
+				members = append(members, Member{Key: k.keys[j], Value: v})
+			}
+		}
+		if ok {
+			for _, m := range members {
+				out.n.put(m.Key, m.Value)
+			}
+		}
+	}
+	return out
+}
+
+// operand evaluates a predicate argument: a missing path reads as null, so
+// predicates never fail on absent data.
+func (e *expr) operand(s *Scope) (Value, error) {
+	if e.kind == exPath {
+		if v := e.path.Resolve(s); v.kind != KindMissing {
+			return v, nil
+		}
+		return Null(), nil
+	}
+	v, err := e.eval(s)
+	if v.kind == KindMissing {
+		v = Null()
+	}
+	return v, err
+}

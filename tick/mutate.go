@@ -1,0 +1,76 @@
+package tick
+
+// Copy-on-write with ownership: a mutation session (one Apply call, or one
+// Replayer across many events) has a number g. A node whose gen is g was made
+// by this session and nothing else refers to it, so it is changed in place;
+// any other node is copied first and the copy gets gen g. Values stored into
+// state are frozen (gen 0) so that a value reachable from two places is never
+// changed through one of them.
+
+// ownNode makes v's node mutable by session g, copying it if needed.
+func ownNode(v *Value, g uint64) *node {
+	if v.n.gen == g {
+		return v.n
+	}
+	n := &node{gen: g}
+	if v.kind == KindArray {
+		n.items = append(make([]Value, 0, len(v.n.items)+4), v.n.items...)
+	} else {
+		n.members = append(make([]Member, 0, len(v.n.members)+4), v.n.members...)
+	}
+	v.n = n
+	return n
+}
+
+// freeze marks every node of v that session g owns as shared. Nodes of other
+// sessions have no descendants owned by g, so the walk stops there.
+func freeze(v Value, g uint64) {
+	if v.n == nil || v.n.gen != g || g == 0 {
+		return
+	}
+	v.n.gen = 0
+	for _, it := range v.n.items {
+		freeze(it, g)
+	}
+	for _, m := range v.n.members {
+		freeze(m.Value, g)
+	}
+}
+
+// newObject returns an empty object owned by session g.
+func newObject(g uint64, capacity int) Value { return allocObject(g, capacity) }
+
+// newArray returns an empty array owned by session g.
+func newArray(g uint64, capacity int) Value {
+	return Value{kind: KindArray, n: &node{gen: g, items: make([]Value, 0, capacity)}}
+}
+
+// Objects of up to 4 or 8 members are allocated with their node in one go.
+type objBox4 struct {
+	n node
+	m [4]Member
+}
+
+type objBox8 struct {
+	n node
+	m [8]Member
+}
+
+// allocObject returns an empty object with room for size members, owned by g.
+func allocObject(g uint64, size int) Value {
+	var n *node
+	switch {
+	case size <= 4:
+		b := &objBox4{}
+		b.n.members = b.m[:0:4]
+		n = &b.n
+	case size <= 8:
+		b := &objBox8{}
+		b.n.members = b.m[:0:8]
+		n = &b.n
+	default:
+		n = &node{members: make([]Member, 0, size)}
+	}
+	n.gen = g
+	return Value{kind: KindObject, n: n}
+}

@@ -1,0 +1,42 @@
+package tick
+
+// Binding is a named value: "$item" in map, filter, every and some, a name
+// chosen with "as", or a variable bound by let.
+type Binding struct {
+	Name  string // with its "$", e.g. "$address"
+	Value Value
+}
+
+// Scope is everything a predicate or template can read.
+type Scope struct {
+	Event *Event // "$"; nil reads as an event with empty fields
+	State Value  // "@"
+	// Prev, Context and Error are the saga bindings "$prev" ({"type", "data"}),
+	// "$context" (step name -> that step's result) and "$error"
+	// ({"message", "step"}).
+	Prev, Context, Error Value
+	// Extra holds further members of "$" (for example context enriched by a
+	// pipeline's transform step); "$.name" looks here when name is not one of
+	// key, id, type, data, metadata or state.
+	Extra    Value
+	Bindings []Binding
+
+	// before is the state before the event, which "$.state" means inside a
+	// handler (the Handlers page); elsewhere "$.state" is an alias of "@".
+	before    Value
+	hasBefore bool
+}
+
+// Bind adds a binding; a later binding of the same name hides earlier ones.
+func (s *Scope) Bind(name string, v Value) {
+	s.Bindings = append(s.Bindings, Binding{Name: name, Value: v})
+}
+
+func (s *Scope) lookup(name string) Value {
+	for i := len(s.Bindings) - 1; i >= 0; i-- {
+		if s.Bindings[i].Name == name {
+			return s.Bindings[i].Value
+		}
+	}
+	return Value{}
+}
