@@ -1,0 +1,250 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchData is an event body of about size bytes of realistic JSON.
+func benchData(size int) json.RawMessage {
+	base := `{"customer_id":"550e8400-e29b-41d4-a716-446655440003","items":[{"price":29.99,"quantity":2,"sku":"WIDGET-1"}],"note":"","status":"paid","total":79.97}`
+	pad := max(size-len(base), 0)
+	return json.RawMessage(strings.Replace(base, `"note":""`, `"note":"`+strings.Repeat("n", pad)+`"`, 1))
+}
+
+var benchMeta = json.RawMessage(`{"actor":{"id":"550e8400-e29b-41d4-a716-446655440000","type":"user"},"timestamp":1705312800}`)
+
+// BenchmarkCommit measures durable commits (real fsync) of one event each from concurrent
+// committers, each on its own stream with internal OCC.
+func BenchmarkCommit(b *testing.B) {
+	for _, writers := range []int{1, 8, 64, 256} {
+		b.Run(fmt.Sprintf("writers=%d/size=300", writers), func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			data := benchData(300)
+			b.SetBytes(int64(len(data) + len(benchMeta)))
+			b.ReportAllocs()
+			var next atomic.Int64
+			lat := make([][]time.Duration, writers)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					k := StreamKey{Type: "order", ID: fmt.Sprintf("w%d", w)}
+					length := uint64(0)
+					for next.Add(1) <= int64(b.N) {
+						t0 := time.Now()
+						_, err := s.Commit(&Record{Appends: []Append{{Stream: k, Expect: Expect{Kind: Any, Length: length}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta, Timestamp: 1705312800}}}}})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						lat[w] = append(lat[w], time.Since(t0))
+						length++
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			if len(all) > 0 {
+				b.ReportMetric(float64(len(all))/elapsed.Seconds(), "events/s")
+				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			}
+		})
+	}
+}
+
+// BenchmarkCommitNoSync is BenchmarkCommit without fsync: the CPU cost of the commit path.
+func BenchmarkCommitNoSync(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	data := benchData(300)
+	b.SetBytes(int64(len(data) + len(benchMeta)))
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	var id atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		k := StreamKey{Type: "order", ID: fmt.Sprintf("w%d", id.Add(1))}
+		for pb.Next() {
+			if _, err := s.Commit(&Record{Appends: []Append{{Stream: k, Expect: Expect{Kind: Skip}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta, Timestamp: 1705312800}}}}}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkReplay delivers one stream of 10,000 events to a callback, after one warm-up pass
+// (warm page cache, and warm record cache unless cache=off).
+func BenchmarkReplay(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		bytes int64
+	}{{"on", 0}, {"off", -1}} {
+		b.Run(fmt.Sprintf("events=10000/cache=%s", c.name), func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{NoSync: true, CacheBytes: c.bytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			k := StreamKey{Type: "order", ID: "big"}
+			data := benchData(300)
+			for i := 0; i < 10000; i++ {
+				if _, err := s.Commit(&Record{Appends: []Append{{Stream: k, Expect: Expect{Kind: Skip}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta}}}}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var total int64
+			replay := func() {
+				total = 0
+				if err := s.Range(k, 1, 10000, func(e Event) error { total += int64(len(e.Data) + len(e.Metadata)); return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			replay()
+			b.SetBytes(total)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				replay()
+			}
+			b.ReportMetric(float64(b.N)*10000/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkOpen opens a store whose log holds size bytes of events, with the index intact and
+// with the index deleted (a full rebuild). The log is built once per size.
+func BenchmarkOpen(b *testing.B) {
+	sizes := []int64{64 << 20, 1 << 30}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, size := range sizes {
+		dir := b.TempDir()
+		events := buildLog(b, dir, size)
+		for _, index := range []string{"intact", "deleted"} {
+			b.Run(fmt.Sprintf("log=%dMiB/index=%s", size>>20, index), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if index == "deleted" {
+						b.StopTimer()
+						os.Remove(filepath.Join(dir, "index.db"))
+						b.StartTimer()
+					}
+					s, err := Open(dir, Options{NoSync: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					s.Close()
+					b.StartTimer()
+				}
+				if index == "deleted" {
+					b.ReportMetric(float64(b.N)*float64(events)/b.Elapsed().Seconds(), "events/s")
+				}
+			})
+		}
+	}
+}
+
+// buildLog fills dir with about size bytes of log, in records of 64 events of ~300 bytes over
+// 10,000 streams, and returns the number of events.
+func buildLog(b *testing.B, dir string, size int64) int {
+	b.Helper()
+	s, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := benchData(300)
+	n := 0
+	for written := int64(0); written < size; {
+		rec := &Record{}
+		for i := 0; i < 64; i++ {
+			k := StreamKey{Type: "order", ID: fmt.Sprintf("o%05d", (n+i)%10000)}
+			rec.Appends = append(rec.Appends, Append{Stream: k, Expect: Expect{Kind: Skip}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta}}})
+			written += int64(len(data) + len(benchMeta) + 100)
+		}
+		if _, err := s.Commit(rec); err != nil {
+			b.Fatal(err)
+		}
+		n += 64
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkDiskBytes reports the bytes on disk per event of ~300 bytes, in the log and in the
+// index, with and without compression.
+func BenchmarkDiskBytes(b *testing.B) {
+	for _, c := range []struct {
+		name      string
+		threshold int
+	}{{"off", -1}, {"on", 1}} {
+		b.Run(fmt.Sprintf("compress=%s/size=300", c.name), func(b *testing.B) {
+			const events = 20000
+			for b.Loop() {
+				dir := b.TempDir()
+				s, err := Open(dir, Options{NoSync: true, CompressThreshold: c.threshold})
+				if err != nil {
+					b.Fatal(err)
+				}
+				data := benchData(300)
+				for i := 0; i < events; i++ {
+					k := StreamKey{Type: "order", ID: fmt.Sprintf("o%04d", i%1000)}
+					if _, err := s.Commit(&Record{Appends: []Append{{Stream: k, Expect: Expect{Kind: Skip}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta, Timestamp: 1705312800}}}}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "log")))/events, "log-B/event")
+				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "index.db")))/events, "index-B/event")
+			}
+		})
+	}
+}
+
+func dirSize(b *testing.B, path string) int64 {
+	var n int64
+	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}

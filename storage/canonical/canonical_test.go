@@ -1,0 +1,148 @@
+package canonical
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+type fileCase struct {
+	name, input, want string
+}
+
+func readCases(t *testing.T, path string) []fileCase {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []fileCase
+	var cur *fileCase
+	var input []string
+	inInput := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "#") && cur == nil:
+		case strings.HasPrefix(line, "case "):
+			cases = append(cases, fileCase{name: strings.TrimPrefix(line, "case ")})
+			cur = &cases[len(cases)-1]
+			input, inInput = nil, true
+		case cur == nil || line == "":
+		case line == "----":
+			cur.input = strings.Join(input, "\n")
+			inInput = false
+		case inInput:
+			input = append(input, line)
+		default:
+			cur.want = line
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+var errorKinds = map[string]error{
+	"invalid JSON":         ErrSyntax,
+	"duplicate object key": ErrDuplicateKey,
+	"invalid string":       ErrInvalidString,
+	"nesting too deep":     ErrTooDeep,
+}
+
+func TestCanonicalizeFile(t *testing.T) {
+	cases := readCases(t, "testdata/canonicalize.txt")
+	if len(cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Canonicalize([]byte(c.input))
+			if kind, ok := strings.CutPrefix(c.want, "error: "); ok {
+				if !errors.Is(err, errorKinds[kind]) {
+					t.Fatalf("%s: got %q, %v; want error %q", c.name, got, err, kind)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: got error %v, want %s", c.name, err, c.want)
+			}
+			if string(got) != c.want {
+				t.Fatalf("%s: got %s, want %s", c.name, got, c.want)
+			}
+			again, err := Canonicalize(got)
+			if err != nil || string(again) != string(got) {
+				t.Fatalf("%s: not idempotent: got %s, %v", c.name, again, err)
+			}
+		})
+	}
+}
+
+func TestCanonicalMeansTheSameJSON(t *testing.T) {
+	inputs := []string{
+		`{"b":[1,2,{"d":"x","c":"\u00e9"}],"a":null}`,
+		`[true,false,null,"",0,-1.25e-3]`,
+		`{"k\n":"\u0000","k":"\ud83d\ude00"}`,
+	}
+	for _, in := range inputs {
+		got, err := Canonicalize([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var a, b any
+		if err := json.Unmarshal([]byte(in), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &b); err != nil {
+			t.Fatalf("%s: canonical form %s is not JSON: %v", in, got, err)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("%s: got %s, which decodes differently", in, got)
+		}
+	}
+}
+
+func TestTooDeep(t *testing.T) {
+	in := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	if _, err := Canonicalize([]byte(in)); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("got %v, want ErrTooDeep", err)
+	}
+	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	if _, err := Canonicalize([]byte(ok)); err != nil {
+		t.Fatalf("depth %d: got %v, want success", MaxDepth, err)
+	}
+}
+
+func TestAppendStringMatchesCanonicalize(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x01\x1f", "é😀", "tab\tnl\n"} {
+		q, _ := json.Marshal(s)
+		want, err := Canonicalize(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	}
+}
+
+func BenchmarkCanonicalize(b *testing.B) {
+	src := []byte(`{"status": "shipped", "items": [{"sku": "WIDGET-1", "quantity": 2, "price": 29.99}, {"sku": "GADGET-3", "quantity": 1, "price": 19.99}], "customer_id": "550e8400-e29b-41d4-a716-446655440003", "total": 79.97, "placed_at": 1705312800, "note": "leave at the door, please"}`)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	dst := make([]byte, 0, 512)
+	for b.Loop() {
+		var err error
+		if dst, err = Append(dst[:0], src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

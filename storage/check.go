@@ -1,0 +1,186 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/j17-go/j17/wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Rebuild recreates dir/index.db from the log alone. The store must be closed.
+func Rebuild(dir string, opts Options) error {
+	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
+	if err != nil {
+		return fmt.Errorf("storage: open log: %w", err)
+	}
+	defer w.Close()
+	path := filepath.Join(dir, "index.db")
+	tmp := path + ".rebuild"
+	if err := buildIndex(tmp, w, opts.NoSync); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("storage: install rebuilt index: %w", err)
+	}
+	return nil
+}
+
+func walOptions(o Options) wal.Options {
+	return wal.Options{SegmentSize: o.SegmentSize, CompressThreshold: o.CompressThreshold, NoSync: o.NoSync, Logger: o.logger()}
+}
+
+// buildIndex writes a fresh index of every record in the log to path.
+func buildIndex(path string, w *wal.Log, noSync bool) error {
+	os.Remove(path)
+	db, err := bolt.Open(path, 0o644, boltOptions(noSync))
+	if err != nil {
+		return fmt.Errorf("storage: create index: %w", err)
+	}
+	defer db.Close()
+	if err := db.Update(createBuckets); err != nil {
+		return err
+	}
+	_, err = catchUp(db, w)
+	return err
+}
+
+// Check verifies a closed store: every stream's hash chain, recomputed from the events in the
+// log, matches what is stored, and the index equals a rebuild from the log. Errors wrap
+// ErrChainMismatch or ErrIndexMismatch.
+func Check(dir string, opts Options) error {
+	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
+	if err != nil {
+		return fmt.Errorf("storage: open log: %w", err)
+	}
+	defer w.Close()
+	fresh := filepath.Join(dir, "index.check.db")
+	defer os.Remove(fresh)
+	if err := buildIndex(fresh, w, true); err != nil {
+		return err
+	}
+	ro := &bolt.Options{ReadOnly: true}
+	rebuilt, err := bolt.Open(fresh, 0o644, ro)
+	if err != nil {
+		return err
+	}
+	defer rebuilt.Close()
+	if err := verifyChains(rebuilt, w); err != nil {
+		return err
+	}
+	current, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, ro)
+	if err != nil {
+		return err
+	}
+	defer current.Close()
+	return compareIndexes(current, rebuilt)
+}
+
+func compareIndexes(a, b *bolt.DB) error {
+	return a.View(func(ta *bolt.Tx) error {
+		return b.View(func(tb *bolt.Tx) error {
+			for _, name := range allBuckets {
+				ca, cb := ta.Bucket(name).Cursor(), tb.Bucket(name).Cursor()
+				ka, va := ca.First()
+				kb, vb := cb.First()
+				for ka != nil || kb != nil {
+					if !bytes.Equal(ka, kb) || !bytes.Equal(va, vb) {
+						return fmt.Errorf("%w: bucket %s: index has %q=%x, rebuild has %q=%x", ErrIndexMismatch, name, ka, va, kb, vb)
+					}
+					ka, va = ca.Next()
+					kb, vb = cb.Next()
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// verifyChains recomputes every stream's chain from the events stored in the log.
+func verifyChains(db *bolt.DB, w *wal.Log) error {
+	records := make(map[uint64]*record)
+	load := func(tx *bolt.Tx, lsn uint64) (*record, error) {
+		if r := records[lsn]; r != nil {
+			return r, nil
+		}
+		b := tx.Bucket(bucketRecords).Get(u64Key(lsn))
+		if b == nil {
+			return nil, fmt.Errorf("%w: record %d is not in the log", ErrIndexMismatch, lsn)
+		}
+		_, payload, err := w.Read(wal.PosFromUint64(binary.BigEndian.Uint64(b)))
+		if err != nil {
+			return nil, err
+		}
+		r, err := unmarshalRecord(payload)
+		if err != nil {
+			return nil, err
+		}
+		records[lsn] = r
+		return r, nil
+	}
+	return db.View(func(tx *bolt.Tx) error {
+		eb := tx.Bucket(bucketEvents)
+		return tx.Bucket(bucketStreams).ForEach(func(sk, hv []byte) error {
+			var h head
+			if err := h.unmarshal(hv); err != nil {
+				return err
+			}
+			k, err := parseStreamKey(sk)
+			if err != nil {
+				return err
+			}
+			var prev [32]byte
+			for idx := uint64(1); idx <= h.Length; idx++ {
+				var e entry
+				v := eb.Get(eventKey(nil, k, idx))
+				if v == nil {
+					return fmt.Errorf("%w: %s event %d missing", ErrIndexMismatch, k, idx)
+				}
+				if err := e.unmarshal(v); err != nil {
+					return err
+				}
+				r, err := load(tx, e.holder)
+				if err != nil {
+					return err
+				}
+				g, ev, at, ok := r.eventAt(e.ordinal)
+				if !ok || g.stream != k || at != idx {
+					return fmt.Errorf("%w: %s event %d is not where the index says", ErrIndexMismatch, k, idx)
+				}
+				prev = chainNext(prev, ContentHash(k, ev.typ, ev.data, ev.meta))
+				if prev != ev.hash || prev != e.hash {
+					return fmt.Errorf("%w: %s event %d", ErrChainMismatch, k, idx)
+				}
+			}
+			if h.Length > 0 && prev != h.LastHash {
+				return fmt.Errorf("%w: %s last hash", ErrChainMismatch, k)
+			}
+			return nil
+		})
+	})
+}
+
+// VerifyStream recomputes one stream's chain from its events and returns the 1-based index of
+// the first event whose stored chain value is wrong, or 0 when the chain verifies.
+func (s *Store) VerifyStream(k StreamKey) (uint64, error) {
+	var prev [32]byte
+	var bad uint64
+	errStop := errors.New("stop")
+	err := s.Range(k, 1, ^uint64(0), func(e Event) error {
+		prev = chainNext(prev, ContentHash(k, e.Type, e.Data, e.Metadata))
+		if prev != e.Hash {
+			bad = e.Index
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return 0, err
+	}
+	return bad, nil
+}

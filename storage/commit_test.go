@@ -1,0 +1,276 @@
+package storage
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCommitAssignsIndexesIDsAndChain(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("order", "ord_1")
+	res := mustAppend(t, s, k, ev("was_placed", map[string]any{"b": 1, "a": 2}), ev("had_item_added", map[string]any{"sku": "W"}))
+	if got := len(res.StreamIDs); got != 2 {
+		t.Fatalf("got %d stream ids, want 2", got)
+	}
+	if got, want := res.StreamIDs[0].String(), "1700000000000-0"; got != want {
+		t.Fatalf("first id: got %s, want %s", got, want)
+	}
+	if got, want := res.StreamIDs[1].String(), "1700000000000-1"; got != want {
+		t.Fatalf("second id: got %s, want %s", got, want)
+	}
+	if got := res.Lengths[0]; got != 2 {
+		t.Fatalf("length: got %d, want 2", got)
+	}
+	evs := allEvents(t, s, k)
+	if len(evs) != 2 || evs[0].Index != 1 || evs[1].Index != 2 {
+		t.Fatalf("got %+v, want indexes 1 and 2", evs)
+	}
+	if got, want := string(evs[0].Data), `{"a":2,"b":1}`; got != want {
+		t.Fatalf("data stored canonical: got %s, want %s", got, want)
+	}
+	var prev [32]byte
+	for _, e := range evs {
+		prev = chainNext(prev, ContentHash(k, e.Type, e.Data, e.Metadata))
+		if e.Hash != prev {
+			t.Fatalf("event %d: chain hash %x, want %x", e.Index, e.Hash, prev)
+		}
+	}
+	info, err := s.Info(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Length != 2 || info.LastHash != prev || info.LastStreamID != res.StreamIDs[1] || info.FirstTimestamp != 1705312800 {
+		t.Fatalf("info: got %+v", info)
+	}
+}
+
+func TestCommitMultiStreamIsAllOrNothing(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	a, b := key("order", "o1"), key("inventory", "i1")
+	mustAppend(t, s, b, ev("was_stocked", 1))
+	_, err := s.Commit(&Record{Appends: []Append{
+		{Stream: a, Expect: Expect{Kind: Exactly, Length: 0}, Events: []NewEvent{ev("was_placed", 1)}},
+		{Stream: b, Expect: Expect{Kind: Exactly, Length: 0}, Events: []NewEvent{ev("was_reserved", 1)}},
+	}, Puts: []Put{{Space: "idem", Key: "k1", Value: []byte("v")}}})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrConflict) {
+		t.Fatalf("got %v, want a conflict", err)
+	}
+	if ce.Stream != b || ce.Expected != 0 || ce.Actual != 1 {
+		t.Fatalf("conflict: got %+v, want stream %v expected 0 actual 1", ce, b)
+	}
+	if n := mustLength(t, s, a); n != 0 {
+		t.Fatalf("first stream written despite conflict: length %d", n)
+	}
+	if _, err := s.Get("idem", "k1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("record-space put written despite conflict: %v", err)
+	}
+	res, err := s.Commit(&Record{Appends: []Append{
+		{Stream: a, Expect: Expect{Kind: Exactly, Length: 0}, Events: []NewEvent{ev("was_placed", 1)}},
+		{Stream: b, Expect: Expect{Kind: Any, Length: 1}, Events: []NewEvent{ev("was_reserved", 1)}},
+	}, Puts: []Put{{Space: "idem", Key: "k1", Value: []byte("v")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.StreamIDs) != 2 || !res.StreamIDs[0].Less(res.StreamIDs[1]) {
+		t.Fatalf("stream ids: got %v", res.StreamIDs)
+	}
+	if got, _ := s.Get("idem", "k1"); string(got) != "v" {
+		t.Fatalf("record space: got %q, want v", got)
+	}
+}
+
+func TestExpectations(t *testing.T) {
+	cases := []struct {
+		name    string
+		expect  Expect
+		wantErr bool
+	}{
+		{"exactly-current", Expect{Kind: Exactly, Length: 2}, false},
+		{"exactly-stale", Expect{Kind: Exactly, Length: 1}, true},
+		{"exactly-ahead", Expect{Kind: Exactly, Length: 3}, true},
+		{"any-current", Expect{Kind: Any, Length: 2}, false},
+		{"any-stale", Expect{Kind: Any, Length: 0}, true},
+		{"skip-ignores-length", Expect{Kind: Skip, Length: 99}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := openChecked(t, testOptions())
+			k := key("t", "x")
+			mustAppend(t, s, k, ev("a", 1), ev("b", 2))
+			_, err := appendOne(s, k, c.expect, ev("c", 3))
+			if gotErr := errors.Is(err, ErrConflict); gotErr != c.wantErr {
+				t.Fatalf("%s: got error %v, want conflict=%v", c.name, err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestInvalidRecords(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	cases := []struct {
+		name string
+		rec  Record
+	}{
+		{"empty", Record{}},
+		{"no-events", Record{Appends: []Append{{Stream: key("t", "x")}}}},
+		{"empty-id", Record{Appends: []Append{{Stream: key("t", ""), Events: []NewEvent{ev("a", 1)}}}}},
+		{"nul-in-type", Record{Appends: []Append{{Stream: key("t\x00", "x"), Events: []NewEvent{ev("a", 1)}}}}},
+		{"no-event-type", Record{Appends: []Append{{Stream: key("t", "x"), Events: []NewEvent{{Data: []byte(`1`)}}}}}},
+		{"bad-json", Record{Appends: []Append{{Stream: key("t", "x"), Events: []NewEvent{{Type: "a", Data: []byte(`{`)}}}}}},
+		{"bad-space", Record{Puts: []Put{{Space: "", Key: "k"}}}},
+	}
+	for _, c := range cases {
+		if _, err := s.Commit(&c.rec); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", c.name, err)
+		}
+	}
+}
+
+func TestStreamIDsIncreaseWhenClockStepsBack(t *testing.T) {
+	clock := newFakeClock()
+	opts := testOptions()
+	opts.Clock = clock.Now
+	s, dir := openChecked(t, opts)
+	k := key("t", "x")
+	var ids []StreamID
+	steps := []time.Time{time.UnixMilli(5000), time.UnixMilli(5000), time.UnixMilli(4000), time.UnixMilli(6000), time.UnixMilli(1)}
+	for _, at := range steps {
+		clock.Set(at)
+		ids = append(ids, mustAppend(t, s, k, ev("a", 1), ev("b", 2)).StreamIDs...)
+	}
+	want := []string{"5000-0", "5000-1", "5000-2", "5000-3", "5000-4", "5000-5", "6000-0", "6000-1", "6000-2", "6000-3"}
+	for i, id := range ids {
+		if id.String() != want[i] {
+			t.Fatalf("id %d: got %s, want %s", i, id, want[i])
+		}
+	}
+	// The last id survives a restart: a reopened store continues after it.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	res, err := appendOne(s2, k, Expect{Kind: Skip}, ev("c", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.StreamIDs[0].String(); got != "6000-4" {
+		t.Fatalf("after reopen: got %s, want 6000-4", got)
+	}
+}
+
+func TestRacingExactlyCommitsOneWinnerPerLength(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("counter", "global")
+	const writers, rounds = 64, 20
+	for round := uint64(0); round < rounds; round++ {
+		var wins sync.WaitGroup
+		var mu sync.Mutex
+		winners, conflicts := 0, 0
+		start := make(chan struct{})
+		for w := 0; w < writers; w++ {
+			wins.Add(1)
+			go func() {
+				defer wins.Done()
+				<-start
+				_, err := appendOne(s, k, Expect{Kind: Exactly, Length: round}, ev("was_incremented", 1))
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					winners++
+				case errors.Is(err, ErrConflict):
+					conflicts++
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wins.Wait()
+		if winners != 1 || conflicts != writers-1 {
+			t.Fatalf("length %d: got %d winners and %d conflicts, want 1 and %d", round, winners, conflicts, writers-1)
+		}
+	}
+	if n := mustLength(t, s, k); n != rounds {
+		t.Fatalf("length: got %d, want %d", n, rounds)
+	}
+}
+
+func TestReopenKeepsEverything(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	k := key("user", "alice")
+	for i := 0; i < 50; i++ {
+		mustAppend(t, s, k, ev("had_name_updated", map[string]any{"n": i}))
+	}
+	if _, err := s.Commit(&Record{Puts: []Put{{Space: "sched", Key: "a", Value: []byte("1")}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := allEvents(t, s, k)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := allEvents(t, s2, k)
+	if len(after) != len(before) {
+		t.Fatalf("got %d events after reopen, want %d", len(after), len(before))
+	}
+	for i := range after {
+		if dataOf(after[i]) != dataOf(before[i]) || after[i].Hash != before[i].Hash || after[i].StreamID != before[i].StreamID {
+			t.Fatalf("event %d differs after reopen", i+1)
+		}
+	}
+	if v, err := s2.Get("sched", "a"); err != nil || string(v) != "1" {
+		t.Fatalf("record space after reopen: got %q, %v", v, err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCommitViewPruningKeepsOCCExact(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	lengths := map[StreamKey]uint64{}
+	commitAll := func(round int) {
+		for i := 0; i < 20; i++ {
+			k := key("t", string(rune('a'+i)))
+			if _, err := appendOne(s, k, Expect{Kind: Exactly, Length: lengths[k]}, ev("e", i)); err != nil {
+				t.Fatalf("round %d stream %s: %v", round, k, err)
+			}
+			lengths[k]++
+			if _, err := appendOne(s, k, Expect{Kind: Exactly, Length: lengths[k] - 1}, ev("e", i)); !errors.Is(err, ErrConflict) {
+				t.Fatalf("round %d stream %s: stale expectation got %v, want conflict", round, k, err)
+			}
+		}
+	}
+	for round := 0; round < 3; round++ {
+		commitAll(round)
+		s.mu.Lock()
+		last := s.mu.lsn
+		s.mu.Unlock()
+		if err := s.flush(last); err != nil {
+			t.Fatal(err)
+		}
+		// A new stream past the threshold prunes every head already in bbolt.
+		s.mu.Lock()
+		s.mu.pruneAt = 4
+		s.mu.Unlock()
+		mustAppend(t, s, key("new", string(rune('a'+round))), ev("e", 0))
+		s.mu.Lock()
+		n := len(s.mu.heads)
+		s.mu.Unlock()
+		if n > 1 {
+			t.Fatalf("round %d: commit view holds %d heads after pruning, want 1", round, n)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package storage keeps the event streams of one (instance, environment) on top of the segment
+// log in package wal: atomic multi-stream commits with optimistic concurrency, stream ids, per
+// stream hash chains, a bbolt index for lengths, positions and listing, stream rewrites for
+// erasure, aggregate snapshots, a record space for engine data, and NDJSON export and import.
+//
+// # Layout
+//
+//	dir/log/          the log (package wal): the only source of truth
+//	dir/index.db      bbolt index, derived from the log (index_codec.go lists its buckets)
+//	dir/snapshots/    one file per stream with its latest aggregate snapshot, derived
+//
+// # Records
+//
+// Every Commit is one log record (record_codec.go draws the format) holding all of its appends,
+// to any number of streams, and its record-space puts and deletes: after any crash all of it is
+// there or none of it. Each record has an lsn, unique and increasing in log order; stream ids
+// and lsns are assigned under one lock together with the wal.Write call, so log order, lsn order
+// and stream-id order agree.
+//
+// # Invariants
+//
+//   - OCC inside the commit: every expectation is compared, under the commit lock, with a commit
+//     view of the stream heads that includes commits not yet durable, so two racing writers
+//     cannot both win.
+//   - Stream ids "<ms>-<seq>" strictly increase per store, even when the clock steps back (the
+//     last id's millisecond is kept and its sequence incremented).
+//   - Hash chains: h_0 = 32 zero bytes, h_i = SHA-256(h_{i-1} || ContentHash(event_i)); each
+//     event's h_i is stored in its record and in the index. ContentHash documents canonical(event).
+//   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
+//     exactly the index the store maintains; Check verifies this and every chain.
+//   - Erasure is real: Rewrite returns after the records that held the old events are gone from
+//     every file of the log, the stream's snapshot is deleted and the read cache evicted.
+//
+// # Durability
+//
+// Commit returns after the record is fsynced (group commit: concurrent commits share one write
+// and one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks
+// only. The index is not fsynced per commit: a background indexer applies durable records to
+// bbolt in batches, one transaction per batch with the applied watermark in it, and until then
+// reads find them in an in-memory overlay. Snapshots are never fsynced; a torn one reads as
+// absent.
+//
+// # Recovery
+//
+// Open lets the log recover its torn tail (corruption elsewhere is an error: see
+// wal.IsCorruption), rebuilds index.db if it is missing, unreadable or ahead of the log (a log
+// cut by a repair), repairs the record positions of a compaction interrupted between the log's
+// rename and the index update, applies every record after the watermark, and finishes any
+// erasure a crash interrupted.
+//
+// # Rewrite and compaction
+//
+// Rewrite appends a rewrite record with the new events and the lsns of the records it
+// supersedes. Indexing it stores an erasure job. The job re-appends, as carry records, whatever
+// else those records still hold (other streams' events, record-space values), then compacts their
+// segments without them. A carry has a new lsn but the precedence (eff) of the record it copies,
+// so re-applying it never overrides newer data; this is what keeps "index equals rebuild" true
+// whether a crash left the old record, the carry, or both. Every step is idempotent.
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use. The commit lock (Store.mu) covers only in-memory work
+// and wal.Write; fsync waits happen outside it: one publisher goroutine waits for each group
+// commit, publishes the group to the overlay in log order and wakes its committers. The commit view keeps the heads of recently written streams
+// and forgets those already in bbolt once it grows, so its size follows the write rate, not the
+// number of streams. A failed log write or index write fails the store for good (ErrFailed):
+// reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
+// overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
+// Position lookups are serialized with compaction by compactMu, so a reader can wait for the
+// index swap of a compaction, never for a commit. Range calls its callback outside every lock.
+// Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for its
+// lsn), so replaying a recently read or written stream costs no system call.
+//
+// EventStore is the narrow interface the engine uses, so that another backend can stand behind it.
+package storage

@@ -1,0 +1,55 @@
+package storage
+
+import (
+	"crypto/sha256"
+
+	"github.com/j17-go/j17/merkle"
+	"github.com/j17-go/j17/storage/canonical"
+)
+
+// ContentHash is SHA-256(canonical(event)), the per-event input of the hash chain. canonical(event)
+// is the canonical JSON object
+//
+//	{"data":<data>,"key":"<type>:<id>","metadata":<metadata>,"type":"<event type>"}
+//
+// with data and metadata in canonical form (null when absent). The stream id and the Timestamp
+// field are not part of it: the timestamp is hashed as metadata.timestamp, and stream ids are
+// assigned after hashing. This is what `j17 verify` recomputes from an export.
+func ContentHash(stream StreamKey, eventType string, data, metadata []byte) [32]byte {
+	var buf [512]byte
+	b := appendCanonicalEvent(buf[:0], stream, eventType, data, metadata)
+	return sha256.Sum256(b)
+}
+
+// appendCanonicalEvent appends canonical(event); data and metadata must already be canonical.
+func appendCanonicalEvent(dst []byte, stream StreamKey, eventType string, data, metadata []byte) []byte {
+	dst = append(dst, `{"data":`...)
+	dst = appendOrNull(dst, data)
+	dst = append(dst, `,"key":`...)
+	dst = canonical.AppendString(dst, stream.String())
+	dst = append(dst, `,"metadata":`...)
+	dst = appendOrNull(dst, metadata)
+	dst = append(dst, `,"type":`...)
+	dst = canonical.AppendString(dst, eventType)
+	return append(dst, '}')
+}
+
+func appendOrNull(dst, v []byte) []byte {
+	if len(v) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, v...)
+}
+
+// chainNext is h_i = SHA-256(h_{i-1} || content_i), DESIGN invariant 5.
+func chainNext(prev, content [32]byte) [32]byte { return merkle.ChainNext(prev, content) }
+
+var jsonNull = []byte("null")
+
+// canonicalOrNull canonicalizes JSON; an absent value is stored as null.
+func canonicalOrNull(v []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return jsonNull, nil
+	}
+	return canonical.Canonicalize(v)
+}

@@ -1,0 +1,97 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openChecked opens a store in a fresh directory and, when the test ends, closes it and checks
+// every chain and that the index equals a rebuild from the log.
+func openChecked(t testing.TB, opts Options) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("close: %v", err)
+		}
+		if err := Check(dir, opts); err != nil {
+			t.Errorf("check after test: %v", err)
+		}
+	})
+	return s, dir
+}
+
+func testOptions() Options {
+	return Options{NoSync: true, SegmentSize: 1 << 20, Clock: newFakeClock().Now}
+}
+
+// fakeClock is a settable clock for stream-id tests.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.UnixMilli(1_700_000_000_000)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func key(typ, id string) StreamKey { return StreamKey{Type: typ, ID: id} }
+
+func ev(typ string, data any) NewEvent {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	return NewEvent{Type: typ, Data: b, Metadata: json.RawMessage(`{"actor":{"type":"user","id":"u1"},"timestamp":1705312800}`), Timestamp: 1705312800}
+}
+
+func appendOne(s *Store, k StreamKey, e Expect, events ...NewEvent) (CommitResult, error) {
+	return s.Commit(&Record{Appends: []Append{{Stream: k, Expect: e, Events: events}}})
+}
+
+func mustAppend(t testing.TB, s *Store, k StreamKey, events ...NewEvent) CommitResult {
+	t.Helper()
+	res, err := appendOne(s, k, Expect{Kind: Skip}, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func mustLength(t testing.TB, s *Store, k StreamKey) uint64 {
+	t.Helper()
+	n, err := s.Length(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func allEvents(t testing.TB, s *Store, k StreamKey) []Event {
+	t.Helper()
+	var out []Event
+	if err := s.Range(k, 1, ^uint64(0), func(e Event) error { out = append(out, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func dataOf(e Event) string { return fmt.Sprintf("%s %s", e.Type, e.Data) }

@@ -1,0 +1,210 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// The index is a bbolt file with these buckets. Part of the on-disk format of index.db; the index
+// is derived data, so a change here only needs a rebuild.
+//
+//	meta       "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B
+//	streams    type 0 id -> head: length 8B | last hash 32B | first ts 8B | last ts 8B | sid 16B | lsn 8B
+//	events     type 0 id 0 index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B | sid 16B | ts 8B | hash 32B
+//	types      type 0 id -> empty (listing in byte order)
+//	records    lsn(8B BE) -> pos 8B (wal.Pos.Uint64) for every record in the log
+//	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
+//	jobs       rewrite lsn(8B BE) -> type 0 id 0 | superseded lsns (8B each) still in the log
+//	compacting seg(4B BE) -> lsns (8B each) being dropped from that segment
+var (
+	bucketMeta       = []byte("meta")
+	bucketStreams    = []byte("streams")
+	bucketEvents     = []byte("events")
+	bucketTypes      = []byte("types")
+	bucketRecords    = []byte("records")
+	bucketSpace      = []byte("space")
+	bucketJobs       = []byte("jobs")
+	bucketCompacting = []byte("compacting")
+
+	allBuckets = [][]byte{bucketMeta, bucketStreams, bucketEvents, bucketTypes, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
+
+	metaStateKey = []byte("state")
+)
+
+func streamKeyBytes(dst []byte, k StreamKey) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(k.Type)+len(k.ID)+10)
+	}
+	dst = append(dst, k.Type...)
+	dst = append(dst, 0)
+	return append(dst, k.ID...)
+}
+
+func parseStreamKey(b []byte) (StreamKey, error) {
+	t, id, ok := strings.Cut(string(b), "\x00")
+	if !ok {
+		return StreamKey{}, fmt.Errorf("%w: bad stream key in index", ErrBadRecord)
+	}
+	return StreamKey{Type: t, ID: id}, nil
+}
+
+func eventKey(dst []byte, k StreamKey, index uint64) []byte {
+	dst = streamKeyBytes(dst, k)
+	dst = append(dst, 0)
+	return binary.BigEndian.AppendUint64(dst, index)
+}
+
+func u64Key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func spaceKey(space, key string) []byte {
+	b := make([]byte, 0, len(space)+1+len(key))
+	b = append(b, space...)
+	b = append(b, 0)
+	return append(b, key...)
+}
+
+// watermark is the index's progress through the log.
+type watermark struct {
+	seg     uint32 // segment of the last applied record; catch-up rescans from its start
+	lsn     uint64 // last applied record
+	lastSID StreamID
+}
+
+func (w watermark) marshal() []byte {
+	b := binary.BigEndian.AppendUint32(nil, w.seg)
+	b = binary.BigEndian.AppendUint64(b, w.lsn)
+	b = binary.BigEndian.AppendUint64(b, w.lastSID.Ms)
+	return binary.BigEndian.AppendUint64(b, w.lastSID.Seq)
+}
+
+func unmarshalWatermark(b []byte) (watermark, error) {
+	if len(b) != 28 {
+		return watermark{}, fmt.Errorf("%w: bad watermark", ErrBadRecord)
+	}
+	return watermark{
+		seg:     binary.BigEndian.Uint32(b),
+		lsn:     binary.BigEndian.Uint64(b[4:]),
+		lastSID: StreamID{Ms: binary.BigEndian.Uint64(b[12:]), Seq: binary.BigEndian.Uint64(b[20:])},
+	}, nil
+}
+
+// head is a stream's metadata plus the lsn of the record that last changed it.
+type head struct {
+	StreamInfo
+	lsn uint64
+}
+
+const headSize = 8 + 32 + 8 + 8 + 16 + 8
+
+func (h *head) marshal(dst []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, headSize)
+	}
+	dst = binary.BigEndian.AppendUint64(dst, h.Length)
+	dst = append(dst, h.LastHash[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.FirstTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.LastTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Ms)
+	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Seq)
+	return binary.BigEndian.AppendUint64(dst, h.lsn)
+}
+
+func (h *head) unmarshal(b []byte) error {
+	if len(b) != headSize {
+		return fmt.Errorf("%w: bad stream head", ErrBadRecord)
+	}
+	h.Length = binary.BigEndian.Uint64(b)
+	copy(h.LastHash[:], b[8:40])
+	h.FirstTimestamp = int64(binary.BigEndian.Uint64(b[40:]))
+	h.LastTimestamp = int64(binary.BigEndian.Uint64(b[48:]))
+	h.LastStreamID = StreamID{Ms: binary.BigEndian.Uint64(b[56:]), Seq: binary.BigEndian.Uint64(b[64:])}
+	h.lsn = binary.BigEndian.Uint64(b[72:])
+	return nil
+}
+
+// entry locates one event: the record that holds its current version and its place there.
+type entry struct {
+	holder  uint64 // lsn of the record holding the event
+	eff     uint64 // precedence of that version
+	ordinal uint32 // the event's number within the record
+	sid     StreamID
+	ts      int64
+	hash    [32]byte
+}
+
+const entrySize = 8 + 8 + 4 + 16 + 8 + 32
+
+func (e *entry) marshal(dst []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, entrySize)
+	}
+	dst = binary.BigEndian.AppendUint64(dst, e.holder)
+	dst = binary.BigEndian.AppendUint64(dst, e.eff)
+	dst = binary.BigEndian.AppendUint32(dst, e.ordinal)
+	dst = binary.BigEndian.AppendUint64(dst, e.sid.Ms)
+	dst = binary.BigEndian.AppendUint64(dst, e.sid.Seq)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(e.ts))
+	return append(dst, e.hash[:]...)
+}
+
+func (e *entry) unmarshal(b []byte) error {
+	if len(b) != entrySize {
+		return fmt.Errorf("%w: bad event entry", ErrBadRecord)
+	}
+	e.holder = binary.BigEndian.Uint64(b)
+	e.eff = binary.BigEndian.Uint64(b[8:])
+	e.ordinal = binary.BigEndian.Uint32(b[16:])
+	e.sid = StreamID{Ms: binary.BigEndian.Uint64(b[20:]), Seq: binary.BigEndian.Uint64(b[28:])}
+	e.ts = int64(binary.BigEndian.Uint64(b[36:]))
+	copy(e.hash[:], b[44:])
+	return nil
+}
+
+// spaceEntry is one record-space key: its value, or a deletion marker that keeps the eff of the
+// delete so that an older carried put cannot resurrect the key.
+type spaceEntry struct {
+	live   bool
+	eff    uint64
+	holder uint64
+	value  []byte
+}
+
+func (e *spaceEntry) marshal() []byte {
+	b := make([]byte, 0, 17+len(e.value))
+	if e.live {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.BigEndian.AppendUint64(b, e.eff)
+	b = binary.BigEndian.AppendUint64(b, e.holder)
+	return append(b, e.value...)
+}
+
+func (e *spaceEntry) unmarshal(b []byte) error {
+	if len(b) < 17 {
+		return fmt.Errorf("%w: bad record-space entry", ErrBadRecord)
+	}
+	e.live = b[0] == 1
+	e.eff = binary.BigEndian.Uint64(b[1:])
+	e.holder = binary.BigEndian.Uint64(b[9:])
+	e.value = b[17:]
+	return nil
+}
+
+func marshalLSNs(dst []byte, lsns []uint64) []byte {
+	for _, l := range lsns {
+		dst = binary.BigEndian.AppendUint64(dst, l)
+	}
+	return dst
+}
+
+func unmarshalLSNs(b []byte) []uint64 {
+	out := make([]uint64, 0, len(b)/8)
+	for len(b) >= 8 {
+		out = append(out, binary.BigEndian.Uint64(b))
+		b = b[8:]
+	}
+	return out
+}

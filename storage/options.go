@@ -1,0 +1,41 @@
+package storage
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configure a Store. The zero value is the production setting.
+type Options struct {
+	// Clock gives the time that stream ids are made from; nil is time.Now.
+	Clock func() time.Time
+	// NoSync skips every fsync, of the log and of the index. Acknowledged writes can then be lost
+	// in a machine crash; for tests and benchmarks only.
+	NoSync bool
+	// SegmentSize is the log's rotation size; 0 is the log's default.
+	SegmentSize int64
+	// CompressThreshold is passed to the log: records at least this long are compressed; 0 is the
+	// log's default and a negative value never compresses.
+	CompressThreshold int
+	// CacheBytes bounds the cache of decoded log records that serves reads; 0 is 64 MiB and a
+	// negative value disables the cache.
+	CacheBytes int64
+	// Logger receives the store's own messages; nil discards them.
+	Logger *slog.Logger
+}
+
+const defaultCacheBytes = 64 << 20
+
+func (o Options) clock() func() time.Time {
+	if o.Clock != nil {
+		return o.Clock
+	}
+	return time.Now
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,363 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/j17-go/j17/wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// durableHead is a stream's head as readers see it: the newer of the overlay's and bbolt's.
+func (s *Store) durableHead(k StreamKey) (head, error) {
+	s.ov.mu.RLock()
+	var oh head
+	if st := s.ov.streams[k]; st != nil {
+		oh = st.head
+	}
+	s.ov.mu.RUnlock()
+	var bh head
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketStreams).Get(streamKeyBytes(nil, k)); b != nil {
+			return bh.unmarshal(b)
+		}
+		return nil
+	})
+	if oh.lsn > bh.lsn {
+		return oh, err
+	}
+	return bh, err
+}
+
+// Length returns the number of durable events in the stream, 0 for an unknown stream. O(1).
+func (s *Store) Length(k StreamKey) (uint64, error) {
+	h, err := s.durableHead(k)
+	return h.Length, err
+}
+
+// Info returns what the index keeps about a stream; a stream without events has Length 0.
+func (s *Store) Info(k StreamKey) (StreamInfo, error) {
+	h, err := s.durableHead(k)
+	return h.StreamInfo, err
+}
+
+// entries returns the entries of events from..to (inclusive, 1-based) of a stream, taking for
+// each the newer of the overlay's and bbolt's version. Every slot must exist.
+func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
+	if from > to {
+		return nil, nil
+	}
+	out := make([]entry, to-from+1)
+	s.ov.mu.RLock()
+	if st := s.ov.streams[k]; st != nil && len(st.events) > 0 {
+		for i := from; i <= to; i++ {
+			if e, ok := st.events[i]; ok {
+				out[i-from] = e
+			}
+		}
+	}
+	s.ov.mu.RUnlock()
+	prefix := eventKey(nil, k, 0)
+	prefix = prefix[:len(prefix)-8]
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEvents).Cursor()
+		for key, v := c.Seek(eventKey(nil, k, from)); key != nil && bytes.HasPrefix(key, prefix) && len(key) == len(prefix)+8; key, v = c.Next() {
+			idx := binary.BigEndian.Uint64(key[len(prefix):])
+			if idx > to {
+				break
+			}
+			slot := &out[idx-from]
+			if slot.holder != 0 && slot.holder >= binary.BigEndian.Uint64(v) {
+				continue
+			}
+			if err := slot.unmarshal(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].holder == 0 {
+			return nil, fmt.Errorf("%w: %s event %d has no index entry", ErrBadRecord, k, from+uint64(i))
+		}
+	}
+	return out, nil
+}
+
+// loadRecord returns the record with the given lsn, from the cache or the log.
+func (s *Store) loadRecord(lsn uint64) (*record, error) {
+	if r := s.cache.get(lsn); r != nil {
+		return r, nil
+	}
+	s.compactMu.RLock()
+	defer s.compactMu.RUnlock()
+	pos, err := s.recordPos(lsn)
+	if err != nil {
+		return nil, err
+	}
+	kind, payload, err := s.wal.Read(pos)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read record %d at %s: %w", lsn, pos, err)
+	}
+	if kind != kindRecord {
+		return nil, fmt.Errorf("%w: kind %d at %s", ErrBadRecord, kind, pos)
+	}
+	r, err := unmarshalRecord(payload)
+	if err != nil {
+		return nil, err
+	}
+	if r.lsn != lsn {
+		return nil, fmt.Errorf("%w: record at %s has lsn %d, want %d", ErrBadRecord, pos, r.lsn, lsn)
+	}
+	s.cache.put(r)
+	return r, nil
+}
+
+// recordPos finds a record in the log. REQUIRES: s.compactMu held (shared or exclusive).
+func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
+	s.ov.mu.RLock()
+	pos, ok := s.ov.records[lsn]
+	s.ov.mu.RUnlock()
+	if ok {
+		return pos, nil
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords).Get(u64Key(lsn))
+		if b == nil {
+			return fmt.Errorf("%w: record %d", ErrNotFound, lsn)
+		}
+		pos = wal.PosFromUint64(binary.BigEndian.Uint64(b))
+		return nil
+	})
+	return pos, err
+}
+
+// eventFrom builds the Event that entry e locates.
+func (s *Store) eventFrom(k StreamKey, idx uint64, e *entry) (Event, error) {
+	r, err := s.loadRecord(e.holder)
+	if err != nil {
+		return Event{}, err
+	}
+	g, ev, at, ok := r.eventAt(e.ordinal)
+	if !ok || g.stream != k || at != idx {
+		return Event{}, fmt.Errorf("%w: record %d does not hold %s event %d", ErrBadRecord, e.holder, k, idx)
+	}
+	return Event{Stream: k, Index: idx, StreamID: ev.sid, Type: ev.typ, Data: ev.data, Metadata: ev.meta, Timestamp: ev.ts, Hash: ev.hash}, nil
+}
+
+const rangeChunk = 1024
+
+// Range calls fn with events from..to (1-based, inclusive) of a stream in order, clipped to the
+// stream's durable length. It is the replay path: the index is read in chunks and fn runs outside
+// every lock and transaction. An error from fn stops the iteration and is returned.
+func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error {
+	h, err := s.durableHead(k)
+	if err != nil {
+		return err
+	}
+	from = max(from, 1)
+	to = min(to, h.Length)
+	for lo := from; lo <= to; lo += rangeChunk {
+		hi := min(lo+rangeChunk-1, to)
+		es, err := s.entries(k, lo, hi)
+		if err != nil {
+			return err
+		}
+		for i := range es {
+			ev, err := s.eventFrom(k, lo+uint64(i), &es[i])
+			if err != nil {
+				return err
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Events returns up to count events of a stream whose stream id is after `after` (exclusive;
+// the zero id means from the start), in stream order: the cursor semantics of
+// GET /{type}/{id}/events.
+func (s *Store) Events(k StreamKey, after StreamID, count int) ([]Event, error) {
+	if count <= 0 {
+		return nil, nil
+	}
+	h, err := s.durableHead(k)
+	if err != nil || h.Length == 0 {
+		return nil, err
+	}
+	from := uint64(1)
+	if !after.IsZero() {
+		// Stream ids increase with the index, so the first index after `after` is found by
+		// binary search over the entries.
+		lo, hi := uint64(1), h.Length+1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			es, err := s.entries(k, mid, mid)
+			if err != nil {
+				return nil, err
+			}
+			if after.Less(es[0].sid) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		from = lo
+	}
+	to := min(h.Length, from+uint64(count)-1)
+	out := make([]Event, 0, to-from+1)
+	err = s.Range(k, from, to, func(e Event) error { out = append(out, e); return nil })
+	return out, err
+}
+
+// Event returns one event by its 1-based index.
+func (s *Store) Event(k StreamKey, idx uint64) (Event, error) {
+	h, err := s.durableHead(k)
+	if err != nil {
+		return Event{}, err
+	}
+	if idx == 0 || idx > h.Length {
+		return Event{}, fmt.Errorf("%w: %s event %d of %d", ErrNotFound, k, idx, h.Length)
+	}
+	es, err := s.entries(k, idx, idx)
+	if err != nil {
+		return Event{}, err
+	}
+	return s.eventFrom(k, idx, &es[0])
+}
+
+// Hashes returns the chain values h_1..h_n of a stream from the index, without reading events:
+// the leaves of its Merkle root.
+func (s *Store) Hashes(k StreamKey) ([][32]byte, error) {
+	h, err := s.durableHead(k)
+	if err != nil || h.Length == 0 {
+		return nil, err
+	}
+	var out [][32]byte
+	for lo := uint64(1); lo <= h.Length; lo += rangeChunk {
+		es, err := s.entries(k, lo, min(lo+rangeChunk-1, h.Length))
+		if err != nil {
+			return nil, err
+		}
+		for i := range es {
+			out = append(out, es[i].hash)
+		}
+	}
+	return out, nil
+}
+
+// List returns up to limit ids of streams of the given type that have events, in byte order,
+// starting after cursor (exclusive; "" starts at the beginning).
+func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var fresh []string
+	s.ov.mu.RLock()
+	for k, st := range s.ov.streams {
+		if k.Type == typ && st.head.Length > 0 && k.ID > cursor {
+			fresh = append(fresh, k.ID)
+		}
+	}
+	s.ov.mu.RUnlock()
+	slices.Sort(fresh)
+	var stored []string
+	prefix := append([]byte(typ), 0)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketTypes).Cursor()
+		k, _ := c.Seek(append(append([]byte(nil), prefix...), cursor...))
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(stored) < limit; k, _ = c.Next() {
+			if id := string(k[len(prefix):]); id > cursor {
+				stored = append(stored, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, limit)
+	i, j := 0, 0
+	for len(out) < limit && (i < len(fresh) || j < len(stored)) {
+		switch {
+		case j >= len(stored) || (i < len(fresh) && fresh[i] < stored[j]):
+			out = append(out, fresh[i])
+			i++
+		case i >= len(fresh) || stored[j] < fresh[i]:
+			out = append(out, stored[j])
+			j++
+		default:
+			out = append(out, fresh[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out, nil
+}
+
+// Get returns the value of key in a record space, or ErrNotFound.
+func (s *Store) Get(space, key string) ([]byte, error) {
+	k := string(spaceKey(space, key))
+	s.ov.mu.RLock()
+	oe, inOverlay := s.ov.space[k]
+	s.ov.mu.RUnlock()
+	be, inBolt := s.boltSpace(k)
+	e, ok := oe, inOverlay
+	if !ok || (inBolt && be.holder > oe.holder) {
+		e, ok = be, inBolt
+	}
+	if !ok || !e.live {
+		return nil, fmt.Errorf("%w: %s/%s", ErrNotFound, space, key)
+	}
+	return append([]byte(nil), e.value...), nil
+}
+
+// Scan calls fn for every live key of a record space that starts with prefix, in byte order.
+func (s *Store) Scan(space, prefix string, fn func(key string, value []byte) error) error {
+	full := string(spaceKey(space, prefix))
+	merged := make(map[string]spaceEntry)
+	s.ov.mu.RLock()
+	for k, e := range s.ov.space {
+		if strings.HasPrefix(k, full) {
+			merged[k] = e
+		}
+	}
+	s.ov.mu.RUnlock()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSpace).Cursor()
+		for k, v := c.Seek([]byte(full)); k != nil && bytes.HasPrefix(k, []byte(full)); k, v = c.Next() {
+			var e spaceEntry
+			if err := e.unmarshal(append([]byte(nil), v...)); err != nil {
+				return err
+			}
+			if o, ok := merged[string(k)]; !ok || e.holder > o.holder {
+				merged[string(k)] = e
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(merged))
+	for k, e := range merged {
+		if e.live {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	skip := len(space) + 1
+	for _, k := range keys {
+		if err := fn(k[skip:], merged[k].value); err != nil {
+			return err
+		}
+	}
+	return nil
+}

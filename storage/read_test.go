@@ -1,0 +1,252 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/j17-go/j17/wal"
+)
+
+func TestEventsCursorSemantics(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("order", "ord_123")
+	var ids []StreamID
+	var between StreamID
+	for i := 0; i < 7; i++ {
+		ids = append(ids, mustAppend(t, s, k, ev("e", i)).StreamIDs...)
+		if i == 3 {
+			// Another stream's id falls between events 4 and 5 of this one.
+			between = mustAppend(t, s, key("order", "other"), ev("e", 0)).StreamIDs[0]
+		}
+	}
+	cases := []struct {
+		name      string
+		after     StreamID
+		count     int
+		wantIndex []uint64
+	}{
+		{"from-start", StreamID{}, 3, []uint64{1, 2, 3}},
+		{"exclusive-cursor", ids[2], 3, []uint64{4, 5, 6}},
+		{"short-last-page", ids[5], 3, []uint64{7}},
+		{"at-end", ids[6], 3, nil},
+		{"cursor-between-ids", between, 100, []uint64{5, 6, 7}},
+		{"cursor-before-everything", StreamID{Ms: 1}, 2, []uint64{1, 2}},
+		{"zero-count", StreamID{}, 0, nil},
+	}
+	for _, c := range cases {
+		evs, err := s.Events(k, c.after, c.count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, e := range evs {
+			got = append(got, e.Index)
+		}
+		if !reflect.DeepEqual(got, c.wantIndex) {
+			t.Errorf("%s: got indexes %v, want %v", c.name, got, c.wantIndex)
+		}
+	}
+}
+
+func TestListByteOrderExclusiveCursor(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	ids := []string{"global", "550e8400-e29b-41d4-a716-446655440000", "b", "a", "ab"}
+	for _, id := range ids {
+		mustAppend(t, s, key("order", id), ev("e", 1))
+	}
+	mustAppend(t, s, key("orders", "zzz"), ev("e", 1)) // a type sharing a prefix
+	cases := []struct {
+		name   string
+		cursor string
+		limit  int
+		want   []string
+	}{
+		{"first-page", "", 2, []string{"550e8400-e29b-41d4-a716-446655440000", "a"}},
+		{"next-page", "a", 2, []string{"ab", "b"}},
+		{"last-page", "b", 2, []string{"global"}},
+		{"past-end", "global", 2, nil},
+		{"all", "", 10, []string{"550e8400-e29b-41d4-a716-446655440000", "a", "ab", "b", "global"}},
+	}
+	for _, c := range cases {
+		got, err := s.List("order", c.cursor, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRecordSpace(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	put := func(k, v string) {
+		if _, err := s.Commit(&Record{Puts: []Put{{Space: "idem", Key: k, Value: []byte(v)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a/1", "x")
+	put("a/2", "y")
+	put("b/1", "z")
+	put("a/1", "x2")
+	if _, err := s.Commit(&Record{Deletes: []Delete{{Space: "idem", Key: "a/2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Get("idem", "a/1"); err != nil || string(v) != "x2" {
+		t.Fatalf("get a/1: got %q, %v; want x2", v, err)
+	}
+	if _, err := s.Get("idem", "a/2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get deleted: got %v, want ErrNotFound", err)
+	}
+	if _, err := s.Get("other", "a/1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get in another space: got %v, want ErrNotFound", err)
+	}
+	var got []string
+	if err := s.Scan("idem", "a/", func(k string, v []byte) error { got = append(got, k+"="+string(v)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a/1=x2"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("scan: got %v, want %v", got, want)
+	}
+}
+
+func TestReadsSeeCommitsBeforeAndAfterIndexing(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("t", "x")
+	for i := 1; i <= 300; i++ {
+		mustAppend(t, s, k, ev("e", i))
+		// Read-your-writes, whether the record is still in the overlay or already in bbolt.
+		if n := mustLength(t, s, k); n != uint64(i) {
+			t.Fatalf("after commit %d: length %d", i, n)
+		}
+		if i%50 == 0 {
+			if got := len(allEvents(t, s, k)); got != i {
+				t.Fatalf("after commit %d: %d events", i, got)
+			}
+		}
+	}
+}
+
+func TestIndexDeletedGivesSameAnswers(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	for i := 0; i < 40; i++ {
+		mustAppend(t, s, key("t", fmt.Sprintf("s%d", i%7)), ev("e", i))
+	}
+	answers := func(s *Store) string {
+		out := ""
+		ids, err := s.List("t", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			info, _ := s.Info(key("t", id))
+			out += fmt.Sprintf("%s %+v\n", id, info)
+			for _, e := range allEvents(t, s, key("t", id)) {
+				out += fmt.Sprintf(" %d %s %s %x\n", e.Index, e.StreamID, dataOf(e), e.Hash)
+			}
+		}
+		return out
+	}
+	before := answers(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rebuild(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answers(s2); got != before {
+		t.Fatalf("answers after rebuild differ:\n%s\nwant\n%s", got, before)
+	}
+	s2.Close()
+}
+
+func TestCorruptLogRefusesToOpen(t *testing.T) {
+	opts := testOptions()
+	opts.SegmentSize = 4 << 10
+	opts.CompressThreshold = -1
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		mustAppend(t, s, key("t", "x"), ev("e", map[string]any{"marker": "corrupt-me", "i": i}))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := filepath.Glob(filepath.Join(dir, "log", "*.seg"))
+	if err != nil || len(segs) < 2 {
+		t.Fatalf("want several segments, got %v (%v)", segs, err)
+	}
+	b, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("corrupt-me"))
+	b[i] ^= 0xff
+	if err := os.WriteFile(segs[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "index.db"))
+	if _, err := Open(dir, opts); !wal.IsCorruption(err) {
+		t.Fatalf("got %v, want a corruption error", err)
+	}
+}
+
+func TestIndexAheadOfCutLogIsRebuilt(t *testing.T) {
+	opts := testOptions()
+	opts.CompressThreshold = -1
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := key("t", "x")
+	for i := 0; i < 10; i++ {
+		mustAppend(t, s, k, ev("e", map[string]any{"i": i, "tail": fmt.Sprintf("cut-here-%d", i)}))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Cut the log inside the 8th record, as `j17 repair` or a lost tail would.
+	segs, _ := filepath.Glob(filepath.Join(dir, "log", "*.seg"))
+	last := segs[len(segs)-1]
+	b, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(last, b[:bytes.Index(b, []byte("cut-here-7"))], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := mustLength(t, s2, k); n != 7 {
+		t.Fatalf("length after the cut: got %d, want 7", n)
+	}
+	res := mustAppend(t, s2, k, ev("e", 1))
+	if res.Lengths[0] != 8 {
+		t.Fatalf("next append: got length %d, want 8", res.Lengths[0])
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+}

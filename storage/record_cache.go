@@ -1,0 +1,93 @@
+package storage
+
+import "sync"
+
+// recordCache keeps decoded records by lsn, so that replaying a stream whose records were read
+// or written recently costs no system call and no decoding. A record's content never changes for
+// its lsn (compaction moves records but keeps their bytes), so entries never go stale; records
+// dropped by an erasure are evicted so that no erased payload stays in memory either.
+// Eviction is first in, first out under a byte budget, per shard; shards keep concurrent
+// publishers and readers off one lock. A record larger than a shard's budget (1/16 of the whole)
+// is not cached.
+type recordCache struct {
+	off    bool
+	shards [cacheShards]cacheShard
+}
+
+const cacheShards = 16
+
+type cacheShard struct {
+	mu     sync.Mutex
+	budget int64
+	size   int64              // protected by mu
+	items  map[uint64]*record // protected by mu
+	fifo   []uint64           // protected by mu; insertion order, may hold evicted lsns
+}
+
+func newRecordCache(budget int64) *recordCache {
+	if budget == 0 {
+		budget = defaultCacheBytes
+	}
+	c := &recordCache{off: budget < 0}
+	for i := range c.shards {
+		c.shards[i].budget = budget / cacheShards
+		c.shards[i].items = make(map[uint64]*record)
+	}
+	return c
+}
+
+func (c *recordCache) shard(lsn uint64) *cacheShard { return &c.shards[lsn%cacheShards] }
+
+func cost(r *record) int64 { return int64(r.size) + 256 }
+
+func (c *recordCache) get(lsn uint64) *record {
+	if c.off {
+		return nil
+	}
+	sh := c.shard(lsn)
+	sh.mu.Lock()
+	r := sh.items[lsn]
+	sh.mu.Unlock()
+	return r
+}
+
+func (c *recordCache) put(r *record) {
+	if c.off {
+		return
+	}
+	sh := c.shard(r.lsn)
+	if cost(r) > sh.budget {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.items[r.lsn]; ok {
+		return
+	}
+	sh.items[r.lsn] = r
+	sh.fifo = append(sh.fifo, r.lsn)
+	sh.size += cost(r)
+	for sh.size > sh.budget && len(sh.fifo) > 0 {
+		old := sh.fifo[0]
+		sh.fifo = sh.fifo[1:]
+		if o, ok := sh.items[old]; ok {
+			sh.size -= cost(o)
+			delete(sh.items, old)
+		}
+	}
+	if cap(sh.fifo) > 4*len(sh.fifo)+1024 {
+		sh.fifo = append([]uint64(nil), sh.fifo...)
+	}
+}
+
+func (c *recordCache) evict(lsns []uint64) {
+	for _, l := range lsns {
+		sh := c.shard(l)
+		sh.mu.Lock()
+		if o, ok := sh.items[l]; ok {
+			sh.size -= cost(o)
+			delete(sh.items, l)
+		}
+		sh.mu.Unlock()
+	}
+}

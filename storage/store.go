@@ -1,0 +1,534 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/j17-go/j17/wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store is the event store of one (instance, environment). It is safe for concurrent use.
+type Store struct {
+	dir   string
+	opts  Options
+	log   *slog.Logger
+	clock func() time.Time
+	wal   *wal.Log
+	db    *bolt.DB
+	ov    *overlay
+	cache *recordCache
+
+	// mu serializes the commit path: lsn and stream-id assignment, OCC and chain hashing against
+	// the commit view, and the wal.Write that fixes log order. Nothing slow happens under it.
+	mu struct {
+		sync.Mutex
+		heads   map[StreamKey]*head // protected by mu: commit view, including commits not yet durable
+		pruneAt int                 // protected by mu: size of heads that triggers pruneHeadsLocked
+		lsn     uint64              // protected by mu: last assigned lsn
+		lastSID StreamID            // protected by mu: last assigned stream id
+		closed  bool                // protected by mu
+	}
+	// qmu guards inflight: records written to the log, in lsn order, not yet published to the
+	// overlay. Lock order: mu, then qmu.
+	qmu      sync.Mutex
+	inflight []*applied // protected by qmu
+
+	active    sync.WaitGroup // records between their wal.Write and their publication
+	pubSignal chan struct{}
+	pubStop   chan struct{}
+	pubDone   chan struct{}
+	failed    atomic.Pointer[error]
+
+	// compactMu is held shared while a record position is looked up and read, and exclusively
+	// while a compaction moves records and the index is updated to match.
+	compactMu sync.RWMutex
+	// rewriteMu runs one rewrite (and its compactions) at a time.
+	rewriteMu sync.Mutex
+
+	indexed     atomic.Uint64 // lsn of the last record in bbolt
+	indexSignal chan struct{}
+	flushNow    chan struct{} // cuts the indexer's pause short
+	indexStop   chan struct{}
+	indexDone   chan struct{}
+	flushMu     sync.Mutex
+	flushCond   *sync.Cond
+}
+
+// Open opens (creating it if needed) the store in dir: the log in dir/log, the index in
+// dir/index.db, snapshots in dir/snapshots. It recovers as doc.go describes.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", dir, err)
+	}
+	s := &Store{
+		dir: dir, opts: opts, log: opts.logger(), clock: opts.clock(),
+		ov:          newOverlay(),
+		cache:       newRecordCache(opts.CacheBytes),
+		indexSignal: make(chan struct{}, 1),
+		flushNow:    make(chan struct{}, 1),
+		pubSignal:   make(chan struct{}, 1),
+		pubStop:     make(chan struct{}),
+		pubDone:     make(chan struct{}),
+		indexStop:   make(chan struct{}),
+		indexDone:   make(chan struct{}),
+	}
+	s.mu.heads = make(map[StreamKey]*head)
+	s.mu.pruneAt = minPruneAt
+	s.flushCond = sync.NewCond(&s.flushMu)
+	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open log: %w", err)
+	}
+	s.wal = w
+	if err := s.openIndex(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	var wm watermark
+	if err := s.db.View(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	s.mu.lsn, s.mu.lastSID = wm.lsn, wm.lastSID
+	s.indexed.Store(wm.lsn)
+	go s.indexer()
+	go s.publisher()
+	if err := s.runJobs(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("storage: resume erasure: %w", err)
+	}
+	return s, nil
+}
+
+func boltOptions(noSync bool) *bolt.Options {
+	return &bolt.Options{Timeout: 5 * time.Second, NoSync: noSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
+}
+
+// openIndex opens index.db, rebuilding it when it is missing or unreadable, repairs interrupted
+// compactions and catches up from the watermark.
+func (s *Store) openIndex() error {
+	path := filepath.Join(s.dir, "index.db")
+	db, err := bolt.Open(path, 0o644, boltOptions(s.opts.NoSync))
+	if err != nil && !errors.Is(err, bolt.ErrTimeout) {
+		s.log.Warn("storage: index unreadable, rebuilding from the log", "err", err)
+		if rmErr := os.Remove(path); rmErr != nil && !os.IsNotExist(rmErr) {
+			return fmt.Errorf("storage: remove unreadable index: %w", rmErr)
+		}
+		db, err = bolt.Open(path, 0o644, boltOptions(s.opts.NoSync))
+	}
+	if err != nil {
+		return fmt.Errorf("storage: open index: %w", err)
+	}
+	s.db = db
+	if err := db.Update(createBuckets); err != nil {
+		return err
+	}
+	if err := repairCompactions(db, s.wal); err != nil {
+		return fmt.Errorf("storage: repair interrupted compaction: %w", err)
+	}
+	ahead, err := indexAhead(db, s.wal)
+	if err != nil {
+		return fmt.Errorf("storage: compare index with log: %w", err)
+	}
+	if ahead {
+		// The log lost records the index knows (it was cut by a repair): start over.
+		s.log.Warn("storage: index is ahead of the log, rebuilding it")
+		db.Close()
+		s.db = nil
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("storage: remove stale index: %w", err)
+		}
+		if db, err = bolt.Open(path, 0o644, boltOptions(s.opts.NoSync)); err != nil {
+			return fmt.Errorf("storage: open index: %w", err)
+		}
+		s.db = db
+		if err := db.Update(createBuckets); err != nil {
+			return err
+		}
+	}
+	n, err := catchUp(db, s.wal)
+	if err != nil {
+		return fmt.Errorf("storage: index catch-up: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("storage: index caught up from the log", "records", n)
+	}
+	return nil
+}
+
+// indexAhead reports whether the last record the index applied is missing from the log.
+func indexAhead(db *bolt.DB, w *wal.Log) (bool, error) {
+	var wm watermark
+	var pos []byte
+	err := db.View(func(tx *bolt.Tx) (err error) {
+		if wm, err = readWatermark(tx); err != nil {
+			return err
+		}
+		pos = append(pos, tx.Bucket(bucketRecords).Get(u64Key(wm.lsn))...)
+		return nil
+	})
+	if err != nil || wm.lsn == 0 {
+		return false, err
+	}
+	if len(pos) != 8 {
+		return true, nil
+	}
+	_, payload, err := w.Read(wal.PosFromUint64(binary.BigEndian.Uint64(pos)))
+	if errors.Is(err, wal.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	lsn, err := recordLSN(payload)
+	return err != nil || lsn != wm.lsn, nil
+}
+
+// errStopScan ends a wal.Scan early.
+var errStopScan = errors.New("stop scan")
+
+// catchUp applies every durable record after the watermark, in transactions of a few thousand.
+func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
+	var wm watermark
+	if err := db.View(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
+		return 0, err
+	}
+	// bbolt keeps a transaction's dirty nodes unsplit until commit, so an insert costs in
+	// proportion to what the transaction already wrote: transactions stay small.
+	const batch = 16384
+	var tx *bolt.Tx
+	var x *indexTx
+	n, inTx := 0, 0
+	commit := func() error {
+		if tx == nil {
+			return nil
+		}
+		err := x.finish()
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			tx.Rollback()
+		}
+		tx, x, inTx = nil, nil, 0
+		return err
+	}
+	err := w.Scan(wal.Pos{Seg: wm.seg}, func(pos wal.Pos, kind uint8, payload []byte) error {
+		if kind != kindRecord {
+			return fmt.Errorf("%w: unknown kind %d at %s", ErrBadRecord, kind, pos)
+		}
+		lsn, err := recordLSN(payload)
+		if err != nil {
+			return err
+		}
+		if lsn <= wm.lsn {
+			return nil
+		}
+		r, err := unmarshalRecord(payload)
+		if err != nil {
+			return fmt.Errorf("record at %s: %w", pos, err)
+		}
+		if tx == nil {
+			if tx, err = db.Begin(true); err != nil {
+				return err
+			}
+			if x, err = newIndexTx(tx); err != nil {
+				return err
+			}
+		}
+		if err := x.apply(r, pos); err != nil {
+			return err
+		}
+		n++
+		inTx += 1 + r.eventCount()
+		if inTx >= batch {
+			return commit()
+		}
+		return nil
+	})
+	if err != nil {
+		if tx != nil {
+			tx.Rollback()
+		}
+		return n, err
+	}
+	return n, commit()
+}
+
+// repairCompactions finishes the index side of a compaction that a crash interrupted: the
+// segment's records may have moved, so their positions are read again from the segment itself.
+func repairCompactions(db *bolt.DB, w *wal.Log) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		cb := tx.Bucket(bucketCompacting)
+		rb := tx.Bucket(bucketRecords)
+		var segs [][]byte
+		var drops [][]uint64
+		if err := cb.ForEach(func(k, v []byte) error {
+			segs = append(segs, append([]byte(nil), k...))
+			drops = append(drops, unmarshalLSNs(v))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i, k := range segs {
+			seg := uint32(k[0])<<24 | uint32(k[1])<<16 | uint32(k[2])<<8 | uint32(k[3])
+			seen := make(map[uint64]bool)
+			err := w.Scan(wal.Pos{Seg: seg}, func(pos wal.Pos, kind uint8, payload []byte) error {
+				if pos.Seg != seg {
+					return errStopScan
+				}
+				lsn, err := recordLSN(payload)
+				if err != nil {
+					return err
+				}
+				seen[lsn] = true
+				return rb.Put(u64Key(lsn), u64Key(pos.Uint64()))
+			})
+			if err != nil && !errors.Is(err, errStopScan) {
+				return err
+			}
+			// A dropped record that the segment no longer holds is gone; records of the same job
+			// in other segments are left for the job to compact.
+			for _, l := range drops[i] {
+				b := rb.Get(u64Key(l))
+				if seen[l] || b == nil || wal.PosFromUint64(binary.BigEndian.Uint64(b)).Seg != seg {
+					continue
+				}
+				if err := rb.Delete(u64Key(l)); err != nil {
+					return err
+				}
+			}
+			if err := cb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Close waits for commits in flight, writes the rest of the index and closes the files.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.mu.closed = true
+	s.mu.Unlock()
+	s.rewriteMu.Lock()
+	defer s.rewriteMu.Unlock()
+	s.active.Wait()
+	close(s.pubStop)
+	<-s.pubDone
+	close(s.indexStop)
+	<-s.indexDone
+	return s.closeFiles()
+}
+
+func (s *Store) closeFiles() error {
+	var errs []error
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	errs = append(errs, s.wal.Close())
+	return errors.Join(errs...)
+}
+
+// fail puts the store in the failed state for good.
+func (s *Store) fail(err error) {
+	wrapped := fmt.Errorf("%w: %w", ErrFailed, err)
+	if s.failed.CompareAndSwap(nil, &wrapped) {
+		s.log.Error("storage: store failed; reopen it to recover", "err", err)
+	}
+	s.flushMu.Lock()
+	s.flushCond.Broadcast()
+	s.flushMu.Unlock()
+}
+
+func (s *Store) failure() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// publisher makes durable records visible to readers, in log order, and then releases their
+// committers. It waits for the oldest record in flight; once that returns, every record below the
+// log's durable end is durable too (the log fsyncs in order), so the whole group is published at
+// once and each committer is woken exactly once, without a lock convoy.
+func (s *Store) publisher() {
+	defer close(s.pubDone)
+	for {
+		s.qmu.Lock()
+		var first *applied
+		if len(s.inflight) > 0 {
+			first = s.inflight[0]
+		}
+		s.qmu.Unlock()
+		if first == nil {
+			select {
+			case <-s.pubSignal:
+				continue
+			case <-s.pubStop:
+				return
+			}
+		}
+		err := first.pending.Wait()
+		end := s.wal.End()
+		s.qmu.Lock()
+		n := len(s.inflight)
+		if err == nil {
+			n = 1
+			for n < len(s.inflight) && s.inflight[n].pos.Less(end) {
+				n++
+			}
+		}
+		items := s.inflight[:n:n]
+		s.inflight = s.inflight[n:]
+		s.qmu.Unlock()
+		if err != nil {
+			s.fail(err)
+			err = s.failure()
+		} else {
+			s.ov.mu.Lock()
+			for _, a := range items {
+				s.ov.applyLocked(a, s.boltEntry, s.boltSpace)
+			}
+			s.ov.mu.Unlock()
+			for _, a := range items {
+				s.cache.put(a.rec)
+			}
+			select {
+			case s.indexSignal <- struct{}{}:
+			default:
+			}
+		}
+		for _, a := range items {
+			a.err = err
+			close(a.done)
+			s.active.Done()
+		}
+	}
+}
+
+const (
+	indexBatch = 1024
+	trimSlice  = 64
+	// indexPause is the least time between two index transactions unless someone waits in
+	// flush. Each transaction rewrites every page it touches and fsyncs twice; spacing them keeps
+	// that traffic from crowding the log's fsyncs on the disk, and bigger batches share pages.
+	indexPause = 20 * time.Millisecond
+)
+
+// indexer writes published records to bbolt, one transaction (one fsync) per batch.
+func (s *Store) indexer() {
+	defer close(s.indexDone)
+	pause := time.NewTimer(0)
+	for {
+		select {
+		case <-s.indexSignal:
+		case <-s.indexStop:
+			s.indexPending()
+			return
+		}
+		s.indexPending()
+		pause.Reset(indexPause)
+		select {
+		case <-pause.C:
+		case <-s.flushNow:
+		case <-s.indexStop:
+			s.indexPending()
+			return
+		}
+	}
+}
+
+func (s *Store) indexPending() {
+	for s.failure() == nil {
+		s.ov.qmu.Lock()
+		n := min(len(s.ov.queue), indexBatch)
+		batch := s.ov.queue[:n:n]
+		s.ov.queue = s.ov.queue[n:]
+		s.ov.qmu.Unlock()
+		if n == 0 {
+			return
+		}
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			x, err := newIndexTx(tx)
+			if err != nil {
+				return err
+			}
+			for _, a := range batch {
+				if err := x.apply(a.rec, a.pos); err != nil {
+					return err
+				}
+			}
+			return x.finish()
+		})
+		if err != nil {
+			s.fail(fmt.Errorf("index write: %w", err))
+			return
+		}
+		// Trimming in slices lets publishers in between.
+		for lo := 0; lo < n; lo += trimSlice {
+			s.ov.mu.Lock()
+			for _, a := range batch[lo:min(lo+trimSlice, n)] {
+				s.ov.trimLocked(a)
+			}
+			s.ov.mu.Unlock()
+		}
+		s.indexed.Store(batch[n-1].rec.lsn)
+		s.flushMu.Lock()
+		s.flushCond.Broadcast()
+		s.flushMu.Unlock()
+	}
+}
+
+// flush waits until every record up to lsn is in bbolt.
+func (s *Store) flush(lsn uint64) error {
+	select {
+	case s.indexSignal <- struct{}{}:
+	default:
+	}
+	select {
+	case s.flushNow <- struct{}{}:
+	default:
+	}
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	for s.indexed.Load() < lsn {
+		if err := s.failure(); err != nil {
+			return err
+		}
+		s.flushCond.Wait()
+	}
+	return nil
+}
+
+// boltEntry and boltSpace read the indexed version of a key, for the overlay's carry rule.
+func (s *Store) boltEntry(k StreamKey, idx uint64) (e entry, ok bool) {
+	s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketEvents).Get(eventKey(nil, k, idx)); b != nil {
+			ok = e.unmarshal(b) == nil
+		}
+		return nil
+	})
+	return e, ok
+}
+
+func (s *Store) boltSpace(k string) (e spaceEntry, ok bool) {
+	s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketSpace).Get([]byte(k)); b != nil {
+			ok = e.unmarshal(append([]byte(nil), b...)) == nil
+		}
+		return nil
+	})
+	return e, ok
+}
