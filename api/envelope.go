@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/j17-go/j17/engine/control"
+	engineproblem "github.com/j17-go/j17/engine/problem"
+	"github.com/j17-go/j17/engine/snapshot"
 	"github.com/valyala/fasthttp"
 )
 
@@ -28,6 +30,13 @@ var statusTable = []struct {
 	{ErrBodyTooLarge, fasthttp.StatusRequestEntityTooLarge, "payload_too_large"},
 	{ErrValidation, fasthttp.StatusUnprocessableEntity, "validation_failed"},
 	{ErrRateLimited, fasthttp.StatusTooManyRequests, "rate_limited"},
+
+	{engineproblem.ErrMalformed, fasthttp.StatusBadRequest, "bad_request"},
+	{engineproblem.ErrInvalid, fasthttp.StatusUnprocessableEntity, "validation_failed"},
+	{engineproblem.ErrNotFound, fasthttp.StatusNotFound, "not_found"},
+	{engineproblem.ErrConflict, fasthttp.StatusConflict, "conflict"},
+	{snapshot.ErrCheckpointNotFound, fasthttp.StatusNotFound, "not_found"},
+	{snapshot.ErrStale, fasthttp.StatusUnprocessableEntity, "validation_failed"},
 
 	{control.ErrNotFound, fasthttp.StatusNotFound, "not_found"},
 	{control.ErrNameTaken, fasthttp.StatusConflict, "conflict"},

@@ -88,7 +88,9 @@ func startServer(t *testing.T, opts Options, setup func(*Server)) *testServer {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// A connection that has not sent its first request counts as idle only after 5 s (as in
+		// net/http), and clients dial spare connections under load: allow more than that.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/j17-go/j17/engine"
 	"github.com/j17-go/j17/engine/control"
 	"github.com/valyala/fasthttp"
 )
@@ -36,6 +37,9 @@ type Options struct {
 	MaxRateLimitEntries int
 	// MaxBody is the largest request body in bytes; larger bodies get 413. 0 means 1 MiB.
 	MaxBody int
+	// Engine serves the data plane's event routes and checkpoint operations; without it the
+	// server registers none of them.
+	Engine *engine.Engine
 	// BaseDomain turns on host routing: <name>.<BaseDomain> is prod, <name>-staging.<BaseDomain>
 	// staging and <name>-test.<BaseDomain> test.
 	BaseDomain string
@@ -44,6 +48,7 @@ type Options struct {
 // Server is the HTTP server of j17.
 type Server struct {
 	ctl            *control.Store
+	engine         *engine.Engine
 	clock          control.Clock
 	log            *slog.Logger
 	tokens         *tokenIssuer
@@ -83,6 +88,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		ctl:        opts.Control,
+		engine:     opts.Engine,
 		clock:      opts.Clock,
 		log:        opts.Logger,
 		tokens:     &tokenIssuer{secret: opts.JWTSecret, clock: opts.Clock, ttl: tokenTTL},
@@ -105,6 +111,9 @@ func New(opts Options) (*Server, error) {
 		Logger:                fasthttpLogger{opts.Logger},
 	}
 	s.routes()
+	if s.engine != nil {
+		s.registerDataRoutes()
+	}
 	return s, nil
 }
 
@@ -116,9 +125,10 @@ func (s *Server) HandleData(method, pattern string, h Handler) {
 	s.dataRoutes.add(method, pattern, h)
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown. Connections close with a lingering close (see
+// linger.go), so a client whose body was refused still reads the answer.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(ln)
+	return s.http.Serve(lingerListener{ln})
 }
 
 // Shutdown stops accepting connections and waits, until ctx ends, for the requests in flight to

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/j17-go/j17/engine"
 	"github.com/j17-go/j17/engine/control"
 	"github.com/j17-go/j17/engine/spec"
 	"github.com/valyala/fasthttp"
@@ -83,6 +84,9 @@ func (s *Server) deploySpec(r *Request) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.engine != nil {
+		s.engine.SpecDeployed(engine.Target{Instance: inst.ID, Environment: env}, version.Version, next)
 	}
 	s.log.Info("spec deployed", "instance", inst.Name, "environment", env, "version", version.Version, "force", force)
 	answer := map[string]any{"ok": true, "version": version.Version, "environment": env}

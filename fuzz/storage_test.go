@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzStorageCanonical: canonical JSON is valid JSON, idempotent, and accepted exactly when the
-// input is valid JSON without duplicate keys or lone surrogates.
+// input is valid JSON without duplicate keys or lone surrogates; IsCanonical accepts only texts
+// that canonicalize to themselves, and every such text without a backslash.
 func FuzzStorageCanonical(f *testing.F) {
 	for _, s := range []string{
 		`{"data":{"status":"shipped"},"metadata":{"actor":{"type":"user","id":"user-456"},"previous_length":5}}`,
@@ -22,6 +23,9 @@ func FuzzStorageCanonical(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := canonical.Canonicalize(in)
+		if canonical.IsCanonical(in) && (err != nil || !bytes.Equal(out, in)) {
+			t.Fatalf("IsCanonical accepts %q, which canonicalizes to %q (%v)", in, out, err)
+		}
 		if err != nil {
 			if errors.Is(err, canonical.ErrSyntax) && json.Valid(in) && bytes.Count(in, []byte("["))+bytes.Count(in, []byte("{")) < canonical.MaxDepth {
 				t.Fatalf("valid JSON %q rejected as invalid: %v", in, err)
@@ -30,6 +34,9 @@ func FuzzStorageCanonical(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("canonical form %q of %q is not JSON", out, in)
+		}
+		if !canonical.IsCanonical(out) && !bytes.Contains(out, []byte(`\`)) {
+			t.Fatalf("IsCanonical refuses the canonical text %q", out)
 		}
 		again, err := canonical.Canonicalize(out)
 		if err != nil || !bytes.Equal(again, out) {

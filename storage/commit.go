@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/j17-go/j17/wal"
 )
@@ -13,9 +15,40 @@ type prepared struct {
 	rec      *record
 	payload  []byte
 	offs     recordOffsets
-	contents [][32]byte // content hash of each event, in record order
-	expects  []Expect   // per group
-	preset   bool       // import: stream ids are given and hashes must match
+	contents [][32]byte   // content hash of each event, in record order
+	expects  []Expect     // per group
+	heads    []headUpdate // room for assignLocked's head updates, one per group
+	preset   bool         // import: stream ids are given and hashes must match
+	applied  applied      // the record's way to the publisher and the index
+}
+
+// singleEvent is the working set of a commit of one event to one stream, the common case, in two
+// allocations: the record, which the read cache keeps, and the rest, which the cache must not
+// keep alive (the garbage collector scans whatever the cache holds, again and again).
+type singleEvent struct {
+	p       prepared
+	content [1][32]byte
+	expect  [1]Expect
+	head    [1]headUpdate
+	offs    [3]int
+}
+
+type singleRecord struct {
+	r     record
+	group [1]recGroup
+	event [1]recEvent
+}
+
+func newSingleEvent() *prepared {
+	b, r := &singleEvent{}, &singleRecord{}
+	b.p.rec = &r.r
+	r.r.groups = r.group[:]
+	r.group[0].events = r.event[:]
+	b.p.contents = b.content[:0]
+	b.p.expects = b.expect[:]
+	b.p.heads = b.head[:0]
+	b.p.offs = recordOffsets{groups: b.offs[0:0:1], events: b.offs[1:1:2], hashes: b.offs[2:2:3]}
+	return &b.p
 }
 
 // Commit writes rec as one log record: every append and record-space change in it, or none. It
@@ -38,16 +71,22 @@ func prepare(in *Record) (*prepared, error) {
 	if len(in.Appends) == 0 && len(in.Puts) == 0 && len(in.Deletes) == 0 {
 		return nil, fmt.Errorf("%w: empty record", ErrInvalid)
 	}
-	p := &prepared{rec: &record{}}
-	r := p.rec
-	r.groups = make([]recGroup, len(in.Appends))
-	p.expects = make([]Expect, len(in.Appends))
 	nEvents := 0
 	for _, a := range in.Appends {
 		nEvents += len(a.Events)
 	}
-	p.contents = make([][32]byte, 0, nEvents)
-	for i, a := range in.Appends {
+	var p *prepared
+	if len(in.Appends) == 1 && nEvents == 1 {
+		p = newSingleEvent()
+	} else {
+		p = &prepared{rec: &record{}}
+		p.rec.groups = make([]recGroup, len(in.Appends))
+		p.expects = make([]Expect, len(in.Appends))
+		p.contents = make([][32]byte, 0, nEvents)
+	}
+	r := p.rec
+	for i := range in.Appends {
+		a := &in.Appends[i]
 		if !a.Stream.valid() {
 			return nil, fmt.Errorf("%w: stream key %q", ErrInvalid, a.Stream.String())
 		}
@@ -60,8 +99,11 @@ func prepare(in *Record) (*prepared, error) {
 		p.expects[i] = a.Expect
 		g := &r.groups[i]
 		g.stream = a.Stream
-		g.events = make([]recEvent, len(a.Events))
-		for j, ne := range a.Events {
+		if g.events == nil {
+			g.events = make([]recEvent, len(a.Events))
+		}
+		for j := range a.Events {
+			ne := &a.Events[j]
 			if ne.Type == "" {
 				return nil, fmt.Errorf("%w: event %d of %s has no type", ErrInvalid, j, a.Stream)
 			}
@@ -93,14 +135,38 @@ func prepare(in *Record) (*prepared, error) {
 	return p, nil
 }
 
+// encode writes the payload and points the record's data and metadata into it, so that the
+// record (which the read cache keeps) never holds the caller's buffers.
 func (p *prepared) encode() {
-	n := 0
-	for _, g := range p.rec.groups {
-		n += len(g.events)
+	n := p.rec.eventCount()
+	if cap(p.offs.groups) < len(p.rec.groups) || cap(p.offs.events) < n || cap(p.offs.hashes) < n {
+		p.offs = recordOffsets{groups: make([]int, 0, len(p.rec.groups)), events: make([]int, 0, n), hashes: make([]int, 0, n)}
 	}
-	p.offs = recordOffsets{groups: make([]int, 0, len(p.rec.groups)), events: make([]int, 0, n), hashes: make([]int, 0, n)}
+	p.offs.groups, p.offs.events, p.offs.hashes = p.offs.groups[:0], p.offs.events[:0], p.offs.hashes[:0]
 	p.payload = p.rec.marshal(make([]byte, 0, p.rec.encodedSize()), &p.offs)
 	p.rec.size = len(p.payload)
+	ord := 0
+	for gi := range p.rec.groups {
+		evs := p.rec.groups[gi].events
+		for i := range evs {
+			e := &evs[i]
+			metaEnd := p.offs.hashes[ord]
+			metaStart := metaEnd - len(e.meta)
+			dataEnd := metaStart - uvarintLen(uint64(len(e.meta)))
+			e.data = p.payload[dataEnd-len(e.data) : dataEnd : dataEnd]
+			e.meta = p.payload[metaStart:metaEnd:metaEnd]
+			ord++
+		}
+	}
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // checkSize refuses a record the log would refuse: a refused Write must never reach the
@@ -143,7 +209,7 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 // no store state, so a conflict leaves nothing behind. REQUIRES: s.mu held.
 func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 	r := p.rec
-	heads := make([]headUpdate, 0, len(r.groups))
+	heads := p.heads[:0]
 	find := func(k StreamKey) *head {
 		for i := range heads {
 			if heads[i].key == k {
@@ -153,9 +219,8 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 		heads = append(heads, headUpdate{key: k, head: s.headLocked(k)})
 		return &heads[len(heads)-1].head
 	}
-	res := CommitResult{Lengths: make([]uint64, len(r.groups))}
-	lastSID := s.mu.lastSID
-	next := s.nextSIDFunc(&lastSID)
+	res := CommitResult{Lengths: make([]uint64, len(r.groups)), StreamIDs: make([]StreamID, 0, len(p.contents))}
+	sids := sidGen{clock: s.clock, last: s.mu.lastSID}
 	ord := 0
 	for gi := range r.groups {
 		g := &r.groups[gi]
@@ -171,8 +236,8 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 				if !h.LastStreamID.Less(ev.sid) {
 					return CommitResult{}, nil, fmt.Errorf("%w: stream id %s of %s does not follow %s", ErrInvalid, ev.sid, g.stream, h.LastStreamID)
 				}
-				if lastSID.Less(ev.sid) {
-					lastSID = ev.sid
+				if sids.last.Less(ev.sid) {
+					sids.last = ev.sid
 				}
 				want := ev.hash
 				ev.hash = chainNext(h.LastHash, p.contents[ord])
@@ -180,7 +245,7 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 					return CommitResult{}, nil, fmt.Errorf("%w: %s event %d", ErrChainMismatch, g.stream, g.first+uint64(i))
 				}
 			} else {
-				ev.sid = next()
+				ev.sid = sids.next()
 				ev.hash = chainNext(h.LastHash, p.contents[ord])
 			}
 			o := p.offs.events[ord]
@@ -197,28 +262,31 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 		}
 		res.Lengths[gi] = h.Length
 	}
-	s.mu.lastSID = lastSID
+	s.mu.lastSID = sids.last
 	return res, heads, nil
 }
 
-// nextSIDFunc returns a generator of stream ids after *last: the current millisecond with
-// sequence 0, or, when the clock has not moved past the last id (or stepped back), the last id's
-// millisecond with the next sequence. Ids therefore strictly increase whatever the clock does.
-func (s *Store) nextSIDFunc(last *StreamID) func() StreamID {
-	var now uint64
-	return func() StreamID {
-		if now == 0 {
-			if ms := s.clock().UnixMilli(); ms > 0 {
-				now = uint64(ms)
-			}
+// sidGen makes stream ids after last: the current millisecond with sequence 0, or, when the
+// clock has not moved past the last id (or stepped back), the last id's millisecond with the next
+// sequence. Ids therefore strictly increase whatever the clock does. The clock is read once.
+type sidGen struct {
+	clock func() time.Time
+	last  StreamID
+	now   uint64
+}
+
+func (g *sidGen) next() StreamID {
+	if g.now == 0 {
+		if ms := g.clock().UnixMilli(); ms > 0 {
+			g.now = uint64(ms)
 		}
-		if now > last.Ms {
-			*last = StreamID{Ms: now}
-		} else {
-			last.Seq++
-		}
-		return *last
 	}
+	if g.now > g.last.Ms {
+		g.last = StreamID{Ms: g.now}
+	} else {
+		g.last.Seq++
+	}
+	return g.last
 }
 
 // headLocked returns the commit view of a stream's head, loading it from the index on first use.
@@ -265,11 +333,16 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	binary.LittleEndian.PutUint64(p.payload[9:], r.eff)
 	for i := range heads {
 		heads[i].head.lsn = r.lsn
-		h := heads[i].head
-		s.mu.heads[heads[i].key] = &h
+		if cur, ok := s.mu.heads[heads[i].key]; ok {
+			*cur = heads[i].head
+		} else {
+			h := heads[i].head
+			s.mu.heads[heads[i].key] = &h
+		}
 	}
 	pending := s.wal.Write(kindRecord, p.payload)
-	a := &applied{rec: r, pos: pending.Pos(), heads: heads, pending: pending, done: make(chan struct{})}
+	a := &p.applied
+	*a = applied{rec: r, pos: pending.Pos(), heads: heads, pending: pending, done: wakePool.Get().(chan struct{})}
 	s.active.Add(1)
 	s.qmu.Lock()
 	s.inflight = append(s.inflight, a)
@@ -284,5 +357,9 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 // await waits until the publisher made the record durable and visible, or failed the store.
 func (s *Store) await(a *applied) error {
 	<-a.done
+	wakePool.Put(a.done)
 	return a.err
 }
+
+// wakePool recycles the channels committers wait on; the publisher sends on each exactly once.
+var wakePool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}

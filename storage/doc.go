@@ -36,9 +36,11 @@
 // Commit returns after the record is fsynced (group commit: concurrent commits share one write
 // and one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks
 // only. The index is not fsynced per commit: a background indexer applies durable records to
-// bbolt in batches, one transaction per batch with the applied watermark in it, and until then
-// reads find them in an in-memory overlay. Snapshots are never fsynced; a torn one reads as
-// absent.
+// bbolt in batches (up to 8192 records, at most one transaction per 100 ms unless a full batch is
+// waiting or a reader waits for the index), one transaction per batch with the applied watermark
+// in it, and until then reads find them in an in-memory overlay. Spacing the transactions keeps
+// bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
+// pages it touches. Snapshots are never fsynced; a torn one reads as absent.
 //
 // # Recovery
 //
@@ -61,7 +63,11 @@
 //
 // Every method is safe for concurrent use. The commit lock (Store.mu) covers only in-memory work
 // and wal.Write; fsync waits happen outside it: one publisher goroutine waits for each group
-// commit, publishes the group to the overlay in log order and wakes its committers. The commit view keeps the heads of recently written streams
+// commit, publishes the group to the overlay in log order and wakes its committers, each on a
+// channel taken from a pool. Everything else a commit needs happens before the lock: data and
+// metadata that are already canonical (canonical.IsCanonical, the common case) are used as they
+// are, without a copy until encoding, and a commit of one event allocates its working set (record,
+// offsets, publication state) at once. The commit view keeps the heads of recently written streams
 // and forgets those already in bbolt once it grows, so its size follows the write rate, not the
 // number of streams. A failed log write or index write fails the store for good (ErrFailed):
 // reopening recovers every acknowledged commit. Readers never take the commit lock: they read the

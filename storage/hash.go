@@ -26,12 +26,24 @@ func appendCanonicalEvent(dst []byte, stream StreamKey, eventType string, data, 
 	dst = append(dst, `{"data":`...)
 	dst = appendOrNull(dst, data)
 	dst = append(dst, `,"key":`...)
-	dst = canonical.AppendString(dst, stream.String())
+	dst = appendKeyString(dst, stream)
 	dst = append(dst, `,"metadata":`...)
 	dst = appendOrNull(dst, metadata)
 	dst = append(dst, `,"type":`...)
 	dst = canonical.AppendString(dst, eventType)
 	return append(dst, '}')
+}
+
+// appendKeyString appends canonical.AppendString(stream.String()) without building the string:
+// the ':' between type and id is ASCII, so no character spans it and escaping the parts escapes
+// the whole.
+func appendKeyString(dst []byte, stream StreamKey) []byte {
+	dst = canonical.AppendString(dst, stream.Type)
+	dst[len(dst)-1] = ':'
+	n := len(dst)
+	dst = canonical.AppendString(dst, stream.ID)
+	copy(dst[n:], dst[n+1:])
+	return dst[:len(dst)-1]
 }
 
 func appendOrNull(dst, v []byte) []byte {
@@ -50,6 +62,10 @@ var jsonNull = []byte("null")
 func canonicalOrNull(v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return jsonNull, nil
+	}
+	if canonical.IsCanonical(v) {
+		// The caller's bytes are used as they are until encode copies them into the payload.
+		return v, nil
 	}
 	return canonical.Canonicalize(v)
 }

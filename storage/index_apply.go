@@ -16,6 +16,25 @@ type indexTx struct {
 	// heads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
 	heads map[StreamKey]*txHead
+	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
+	// commits, so they are carved from chunks that are never reused instead of allocated one by
+	// one.
+	arena []byte
+}
+
+const arenaChunk = 64 << 10
+
+// alloc returns n bytes (length 0, capacity n) that no other Put of this transaction shares.
+func (x *indexTx) alloc(n int) []byte {
+	if n > arenaChunk/8 {
+		return make([]byte, 0, n)
+	}
+	if cap(x.arena)-len(x.arena) < n {
+		x.arena = make([]byte, 0, arenaChunk)
+	}
+	b := x.arena[len(x.arena) : len(x.arena) : len(x.arena)+n]
+	x.arena = x.arena[:len(x.arena)+n]
+	return b
 }
 
 type txHead struct {
@@ -24,7 +43,7 @@ type txHead struct {
 }
 
 // Values handed to bbolt's Put must stay untouched until the transaction commits, so every key and
-// value below is freshly allocated.
+// value below is freshly allocated or taken from the transaction's arena.
 
 func createBuckets(tx *bolt.Tx) error {
 	for _, name := range allBuckets {
@@ -99,7 +118,7 @@ func (x *indexTx) head(k StreamKey) (*txHead, error) {
 
 // apply applies one record found at pos. See record_codec.go for the precedence rule.
 func (x *indexTx) apply(r *record, pos wal.Pos) error {
-	kv := binary.BigEndian.AppendUint64(make([]byte, 0, 16), r.lsn)
+	kv := binary.BigEndian.AppendUint64(x.alloc(16), r.lsn)
 	kv = binary.BigEndian.AppendUint64(kv, pos.Uint64())
 	if err := x.records.Put(kv[:8], kv[8:]); err != nil {
 		return err
@@ -141,7 +160,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 	for i := range g.events {
 		ev := &g.events[i]
 		idx := g.first + uint64(i)
-		ek := eventKey(nil, g.stream, idx)
+		ek := eventKey(x.alloc(len(g.stream.Type)+len(g.stream.ID)+10), g.stream, idx)
 		// Only a carry can be older than what the index holds: an ordinary record's eff is its
 		// own lsn, larger than every eff applied before it.
 		if b := x.getIfCarry(r, x.events, ek); b != nil {
@@ -154,7 +173,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			}
 		}
 		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
-		if err := x.events.Put(ek, e.marshal(nil)); err != nil {
+		if err := x.events.Put(ek, e.marshal(x.alloc(entrySize))); err != nil {
 			return err
 		}
 		if x.wm.lastSID.Less(ev.sid) {

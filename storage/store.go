@@ -412,19 +412,19 @@ func (s *Store) publisher() {
 		}
 		for _, a := range items {
 			a.err = err
-			close(a.done)
+			a.done <- struct{}{}
 			s.active.Done()
 		}
 	}
 }
 
 const (
-	indexBatch = 1024
+	indexBatch = 8192
 	trimSlice  = 64
 	// indexPause is the least time between two index transactions unless someone waits in
 	// flush. Each transaction rewrites every page it touches and fsyncs twice; spacing them keeps
 	// that traffic from crowding the log's fsyncs on the disk, and bigger batches share pages.
-	indexPause = 20 * time.Millisecond
+	indexPause = 100 * time.Millisecond
 )
 
 // indexer writes published records to bbolt, one transaction (one fsync) per batch.
@@ -435,22 +435,27 @@ func (s *Store) indexer() {
 		select {
 		case <-s.indexSignal:
 		case <-s.indexStop:
-			s.indexPending()
+			s.indexPending(true)
 			return
 		}
-		s.indexPending()
+		s.indexPending(false)
 		pause.Reset(indexPause)
 		select {
 		case <-pause.C:
 		case <-s.flushNow:
 		case <-s.indexStop:
-			s.indexPending()
+			s.indexPending(true)
 			return
 		}
 	}
 }
 
-func (s *Store) indexPending() {
+// indexPending writes what the queue holds. Unless all is set, it stops after a transaction that
+// left less than a full batch behind: under a steady load, draining the queue back to back would
+// make one small transaction after another (as many records as arrive during one transaction's
+// fsync), each rewriting the pages it touches, and the pause would never come. Everything queued
+// when it starts is written either way.
+func (s *Store) indexPending(all bool) {
 	for s.failure() == nil {
 		s.ov.qmu.Lock()
 		n := min(len(s.ov.queue), indexBatch)
@@ -488,6 +493,14 @@ func (s *Store) indexPending() {
 		s.flushMu.Lock()
 		s.flushCond.Broadcast()
 		s.flushMu.Unlock()
+		if !all && n < indexBatch {
+			s.ov.qmu.Lock()
+			backlog := len(s.ov.queue) >= indexBatch
+			s.ov.qmu.Unlock()
+			if !backlog {
+				return
+			}
+		}
 	}
 }
 

@@ -16,11 +16,16 @@ import (
 	"time"
 
 	"github.com/j17-go/j17/api"
+	"github.com/j17-go/j17/engine"
 	"github.com/j17-go/j17/engine/control"
 )
 
 // shutdownGrace bounds how long a shutdown waits for requests in flight.
 const shutdownGrace = 30 * time.Second
+
+// autoAnchorPeriod is how often the server checks whether an automatic root anchor is due; the
+// smallest interval an environment may set is one minute.
+const autoAnchorPeriod = time.Minute
 
 // cmdServe runs `j17 serve` until SIGINT or SIGTERM.
 func cmdServe(args []string, _, stderr io.Writer) int {
@@ -70,8 +75,27 @@ func serve(ctx context.Context, c serveConfig, clock control.Clock, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	eng, err := engine.New(engine.Options{
+		DataDir: c.data, Control: store, Clock: clock, Logger: log,
+		CacheBytes: cacheBudget(c.cacheBytes), SnapshotEvery: uint64(c.snapshotEvery),
+		AfterCommit: crashHook(c.crashAfterCommit),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := eng.Close(); err != nil {
+			log.Error("closing the event stores", "err", err)
+		}
+	}()
+	// Automatic root anchors follow each environment's anchor settings; the goroutine ends before
+	// the engine closes.
+	anchorCtx, stopAnchors := context.WithCancel(ctx)
+	anchorsDone := make(chan struct{})
+	go func() { eng.RunAutoAnchors(anchorCtx, autoAnchorPeriod); close(anchorsDone) }()
+	defer func() { stopAnchors(); <-anchorsDone }()
 	srv, err := api.New(api.Options{
-		Control: store, JWTSecret: secret, NodeSecret: []byte(hex.EncodeToString(nodeSecret)), DataDir: c.data, Clock: clock, Logger: log,
+		Engine: eng, Control: store, JWTSecret: secret, NodeSecret: []byte(hex.EncodeToString(nodeSecret)), DataDir: c.data, Clock: clock, Logger: log,
 		RateLimitKey: c.rateLimitKey, RateLimitIP: c.rateLimitIP, MaxBody: c.maxBody, BaseDomain: c.baseDomain,
 	})
 	if err != nil {
@@ -105,6 +129,27 @@ func serve(ctx context.Context, c serveConfig, clock control.Clock, stderr io.Wr
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// crashAfterCommitEnv, set to "1", makes the server kill itself with SIGKILL right after its first
+// write commit and before the answer: crash tests use it to prove that an acknowledged-or-not
+// write with an idempotency key is never written twice. It is read only here.
+const crashAfterCommitEnv = "J17_TEST_CRASH_AFTER_COMMIT"
+
+func crashHook(on bool) func() {
+	if !on {
+		return nil
+	}
+	return func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+}
+
+// cacheBudget maps the --cache-bytes setting, where 0 means off, to the engine's option, where
+// 0 means the default and a negative budget means off.
+func cacheBudget(n int) int64 {
+	if n == 0 {
+		return -1
+	}
+	return int64(n)
 }
 
 // printNextSteps tells a newcomer, once per start, the commands that lead to a first key.

@@ -16,6 +16,8 @@
 //	--rate-limit-ip N   J17_RATE_LIMIT_IP   2000 requests/minute per client IP (0 = off)
 //	--max-body BYTES    J17_MAX_BODY        1048576
 //	--base-domain D     J17_BASE_DOMAIN     none (host routing: <name>.D, <name>-staging.D, <name>-test.D)
+//	--cache-bytes N     J17_CACHE_BYTES     268435456 aggregate cache budget (0 = off)
+//	--snapshot-every N  J17_SNAPSHOT_EVERY  1000 events between aggregate snapshots
 //	--log-format F      J17_LOG_FORMAT      text (or json)
 //	--log-level L       J17_LOG_LEVEL       info
 //
@@ -27,4 +29,7 @@
 //
 // serve stops on SIGINT or SIGTERM: it stops accepting connections, lets requests in flight
 // finish (up to 30 s), then closes its stores.
+//
+// J17_TEST_CRASH_AFTER_COMMIT=1 is for crash tests only: the server kills itself with SIGKILL
+// right after its first event write is committed and before it is answered.
 package main

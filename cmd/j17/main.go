@@ -18,6 +18,7 @@ var commands = []command{
 	{"handler", "run a spec's handlers on sample events: j17 handler test ...", cmdHandler},
 	{"events", "check events against a spec: j17 events dry-run|validate ...", cmdEvents},
 	{"repair", "truncate damaged logs at their first bad record (server stopped): j17 repair [--data DIR]", cmdRepair},
+	{"verify", "verify hash chains and Merkle roots offline: j17 verify [--anchor FILE|JSON] PATH", cmdVerify},
 }
 
 func main() {

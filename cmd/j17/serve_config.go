@@ -17,8 +17,14 @@ type serveConfig struct {
 	rateLimitIP  int
 	maxBody      int
 	baseDomain   string
-	logFormat    string
-	logLevel     string
+	// cacheBytes bounds the aggregate cache (0 turns it off); snapshotEvery is the snapshot
+	// interval in events.
+	cacheBytes    int
+	snapshotEvery int
+	// crashAfterCommit is the crash-test hook of crashAfterCommitEnv; no flag.
+	crashAfterCommit bool
+	logFormat        string
+	logLevel         string
 	// adminEmail and adminPassword create the first operator on an empty data directory.
 	adminEmail    string
 	adminPassword string
@@ -26,6 +32,12 @@ type serveConfig struct {
 	// in-process tests lower it to keep hashing out of their running time.
 	bcryptCost int
 }
+
+// The defaults of --cache-bytes and --snapshot-every.
+const (
+	defaultCacheBytes    = 256 << 20
+	defaultSnapshotEvery = 1000
+)
 
 // parseServeConfig reads the serve flags; each flag's default comes from its environment
 // variable, and that variable's default from the built-in value, so flags override the
@@ -59,6 +71,8 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&c.rateLimitIP, "rate-limit-ip", num("J17_RATE_LIMIT_IP", 2000), "requests per minute per client IP, 0 = off (env J17_RATE_LIMIT_IP)")
 	fs.IntVar(&c.maxBody, "max-body", num("J17_MAX_BODY", 1<<20), "largest request body in `bytes`; larger bodies get 413 (env J17_MAX_BODY)")
 	fs.StringVar(&c.baseDomain, "base-domain", str("J17_BASE_DOMAIN", ""), "host routing `domain`: <name>.D is prod, <name>-staging.D staging, <name>-test.D test (env J17_BASE_DOMAIN)")
+	fs.IntVar(&c.cacheBytes, "cache-bytes", num("J17_CACHE_BYTES", defaultCacheBytes), "aggregate cache budget in `bytes`, 0 = off (env J17_CACHE_BYTES)")
+	fs.IntVar(&c.snapshotEvery, "snapshot-every", num("J17_SNAPSHOT_EVERY", defaultSnapshotEvery), "save an aggregate snapshot every `N` events (env J17_SNAPSHOT_EVERY)")
 	fs.StringVar(&c.logFormat, "log-format", str("J17_LOG_FORMAT", "text"), "log format, text or json (env J17_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", str("J17_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env J17_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -73,6 +87,10 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	switch {
 	case c.rateLimitKey < 0 || c.rateLimitIP < 0:
 		return c, fmt.Errorf("rate limits must not be negative")
+	case c.cacheBytes < 0:
+		return c, fmt.Errorf("--cache-bytes must not be negative")
+	case c.snapshotEvery < 1:
+		return c, fmt.Errorf("--snapshot-every must be at least 1")
 	case c.maxBody < 1:
 		return c, fmt.Errorf("--max-body must be at least 1")
 	case c.logFormat != "text" && c.logFormat != "json":
@@ -83,6 +101,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	c.adminEmail = getenv("J17_ADMIN_EMAIL")
 	c.adminPassword = getenv("J17_ADMIN_PASSWORD")
+	c.crashAfterCommit = getenv(crashAfterCommitEnv) == "1"
 	return c, nil
 }
 

@@ -146,3 +146,65 @@ func BenchmarkCanonicalize(b *testing.B) {
 		}
 	}
 }
+
+// IsCanonical must never accept a text that Canonicalize changes or refuses, and must accept the
+// canonical texts it is meant for.
+func TestIsCanonical(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"b":[true,false,null],"c":{"d":"x"}}`, true},
+		{`"tab\tquote\"back\\slash\u0001\u001f"`, true},
+		{`"é😀"`, true},
+		{`-0.5e-3`, true},
+		{`[]`, true},
+		{`{}`, true},
+		{`{"b":1,"a":2}`, false},
+		{`{"a":1,"a":2}`, false},
+		{`{"a": 1}`, false},
+		{` 1`, false},
+		{`1 `, false},
+		{`1E3`, false},
+		{`1e+3`, false},
+		{`01`, false},
+		{`"\/"`, false},
+		{`"\u00e9"`, false},
+		{`"\u000a"`, false},
+		{`"\u001F"`, false},
+		{"\"\x01\"", false},
+		{"\"\xff\"", false},
+		{`{"k\n":1}`, false}, // canonical, but keys with escapes are left to Canonicalize
+		{`[1,]`, false},
+		{`tru`, false},
+		{``, false},
+		{strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), true},
+		{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), false},
+	} {
+		if got := IsCanonical([]byte(c.in)); got != c.want {
+			t.Errorf("IsCanonical(%.40q): got %v, want %v", c.in, got, c.want)
+		}
+	}
+	for _, fc := range readCases(t, "testdata/canonicalize.txt") {
+		for _, x := range []string{fc.input, fc.want} {
+			canon, err := Canonicalize([]byte(x))
+			exact := err == nil && string(canon) == x
+			if got := IsCanonical([]byte(x)); got && !exact {
+				t.Errorf("%s: IsCanonical(%q) = true, but Canonicalize gives %q, %v", fc.name, x, canon, err)
+			} else if !got && exact && !strings.Contains(x, `\`) {
+				t.Errorf("%s: IsCanonical(%q) = false for a canonical text", fc.name, x)
+			}
+		}
+	}
+}
+
+func BenchmarkIsCanonical(b *testing.B) {
+	src := []byte(`{"customer_id":"550e8400-e29b-41d4-a716-446655440003","items":[{"price":29.99,"quantity":2,"sku":"WIDGET-1"}],"note":"leave at the door, please","status":"paid","total":79.97}`)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !IsCanonical(src) {
+			b.Fatal("not canonical")
+		}
+	}
+}

@@ -13,6 +13,9 @@
 //     (so `\u00e9` and `é` both become `é`, and `\/` becomes `/`). Invalid UTF-8 and lone
 //     surrogate escapes are errors.
 //
+// IsCanonical tells in one pass, without allocating, whether a text is already canonical, so that
+// a caller can keep such a text (the common case) instead of rewriting it.
+//
 // Canonicalization is idempotent: the canonical form of a canonical text is itself. Nesting deeper
 // than MaxDepth is an error, so that hostile input cannot exhaust the stack.
 //

@@ -1,0 +1,6 @@
+package engine
+
+import "errors"
+
+// ErrClosed is returned by every call after Close.
+var ErrClosed = errors.New("engine: closed")

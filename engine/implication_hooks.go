@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/j17-go/j17/engine/implication"
+	"github.com/j17-go/j17/engine/problem"
+	"github.com/j17-go/j17/engine/schedule"
+	"github.com/j17-go/j17/engine/write"
+	"github.com/j17-go/j17/storage"
+	"github.com/j17-go/j17/tick"
+)
+
+// writeHook is one feature's part in a write. expand adds to the record before the commit (and
+// again, on a fresh record, for a retry); committed runs once the record is durable, with what
+// the last expand added.
+type writeHook interface {
+	expand(p *write.Plan, rec *storage.Record) (implied int, err error)
+	committed()
+}
+
+// idleHook is a writeHook that can tell before the commit that it will add nothing to a plan.
+// A write whose hooks are all idle commits without an Expander, and so keeps the write
+// package's cheapest path (no length read, no internal OCC) for records that depend on nothing.
+type idleHook interface {
+	idle(p *write.Plan) bool
+}
+
+// writeHooks runs hooks in order; each sees the record the earlier ones built.
+type writeHooks []writeHook
+
+// expander is the write.Options.Expand of a plan: nil when every hook is idle for it.
+func (hs writeHooks) expander(p *write.Plan) write.Expander {
+	for _, h := range hs {
+		if ih, ok := h.(idleHook); !ok || !ih.idle(p) {
+			return hs.expand
+		}
+	}
+	return nil
+}
+
+func (hs writeHooks) expand(p *write.Plan, rec *storage.Record) (int, error) {
+	total := 0
+	for _, h := range hs {
+		n, err := h.expand(p, rec)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// after returns the AfterCommit of a write: the hooks' committed, then next when set.
+func (hs writeHooks) after(next func()) func() {
+	return func() {
+		for _, h := range hs {
+			h.committed()
+		}
+		if next != nil {
+			next()
+		}
+	}
+}
+
+// implicationHook adds a write's implied events and schedules to its record.
+type implicationHook struct {
+	e   *Engine
+	p   *pair
+	m   *model
+	now time.Time
+	// created holds the schedules of the last expand.
+	created []*schedule.Record
+}
+
+func (e *Engine) implications(p *pair, m *model, now time.Time) *implicationHook {
+	return &implicationHook{e: e, p: p, m: m, now: now}
+}
+
+func (h *implicationHook) idle(plan *write.Plan) bool {
+	for _, t := range plan.Triggers {
+		if len(t.Implications) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *implicationHook) expand(plan *write.Plan, rec *storage.Record) (int, error) {
+	h.created = h.created[:0]
+	triggers := make([]implication.Trigger, 0, len(plan.Events))
+	has := false
+	for i, ev := range plan.Events {
+		has = has || len(plan.Triggers[i].Implications) > 0
+		triggers = append(triggers, implication.Trigger{Stream: plan.Stream, Spec: plan.Triggers[i], Data: ev.Data, Metadata: ev.Metadata, Timestamp: ev.Timestamp})
+	}
+	if !has {
+		return 0, nil
+	}
+	x := implication.Expander{Spec: h.m.spec, Rules: h.m.rules, Limits: h.e.limits, State: h.s0, MaxDataDepth: write.MaxDataDepth}
+	res, err := x.Expand(triggers, plan.Batch)
+	if err != nil {
+		return 0, err
+	}
+	// Implied events go to appends of their own, after the trigger's: a stream's events keep
+	// the order in which they were implied, and the trigger's append stays the first.
+	at := map[storage.StreamKey]int{}
+	for _, im := range res.Events {
+		i, ok := at[im.Stream]
+		if !ok {
+			i = len(rec.Appends)
+			at[im.Stream] = i
+			rec.Appends = append(rec.Appends, storage.Append{Stream: im.Stream, Expect: storage.Expect{Kind: storage.Skip}})
+		}
+		rec.Appends[i].Events = append(rec.Appends[i].Events, im.Event)
+	}
+	if err := h.schedule(res.Schedules, rec); err != nil {
+		return 0, err
+	}
+	return len(res.Events), nil
+}
+
+// s0 is the state of a stream before the request.
+func (h *implicationHook) s0(k storage.StreamKey) (tick.Value, error) {
+	tm := h.m.types[k.Type]
+	empty := tick.Object()
+	if tm == nil {
+		return empty, nil
+	}
+	info, err := h.p.store.Info(k)
+	if err != nil {
+		return tick.Value{}, err
+	}
+	if info.Length == 0 {
+		return empty, nil
+	}
+	ent, err := h.e.state(h.p, h.m, tm, k, info, true)
+	if err != nil {
+		return tick.Value{}, err
+	}
+	return ent.State, nil
+}
+
+// schedule turns resolved schedules into record puts, within the limits per aggregate and per
+// pair.
+func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Record) error {
+	if len(list) == 0 {
+		return nil
+	}
+	adds := map[storage.StreamKey]int{}
+	for _, s := range list {
+		adds[s.Source]++
+	}
+	full, perAgg, perPair := h.p.sched.Room(adds)
+	if !perAgg {
+		return problem.New(problem.ErrInvalid, "Aggregate %s would have more than %d pending scheduled events; nothing was written", full, schedule.MaxPerAggregate)
+	}
+	if !perPair {
+		return problem.New(problem.ErrInvalid, "This environment would have more than %d pending scheduled events; nothing was written", schedule.MaxPerPair)
+	}
+	for _, s := range list {
+		r := &schedule.Record{
+			ID: schedule.NewID(h.now), AggregateType: s.Target.Type, AggregateID: s.Target.ID, EventType: s.EventType,
+			Data: s.Data, FireAt: h.now.Add(s.Delay).UnixMilli(), CreatedAt: h.now.UnixMilli(),
+			SourceType: s.Source.Type, SourceID: s.Source.ID, ImpliedBy: s.By, CancelOn: s.CancelOn,
+		}
+		rec.Puts = append(rec.Puts, storage.Put{Space: schedule.Space, Key: schedule.RecordKey(r.ID), Value: r.Encode()})
+		h.created = append(h.created, r)
+	}
+	return nil
+}
+
+func (h *implicationHook) committed() {
+	for _, r := range h.created {
+		h.p.sched.Add(r)
+	}
+}
+
+// cancelHook cancels the pending schedules whose cancel_on matches an event of the record, in
+// the same record.
+type cancelHook struct {
+	p   *pair
+	now time.Time
+	ids []string
+}
+
+func (e *Engine) scheduleCancels(p *pair, now time.Time) *cancelHook {
+	return &cancelHook{p: p, now: now}
+}
+
+func (h *cancelHook) idle(*write.Plan) bool { return !h.p.sched.HasCancels() }
+
+func (h *cancelHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
+	h.ids = h.ids[:0]
+	if !h.p.sched.HasCancels() {
+		return 0, nil
+	}
+	seen := map[string]bool{}
+	for _, a := range rec.Appends {
+		for _, ev := range a.Events {
+			for _, id := range h.p.sched.Canceled(a.Stream, ev.Type) {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				h.ids = append(h.ids, id)
+				m := schedule.Marker{At: h.now.UnixMilli(), Reason: fmt.Sprintf("%s.%s", a.Stream, ev.Type)}
+				rec.Puts = append(rec.Puts, storage.Put{Space: schedule.Space, Key: schedule.CanceledKey(id), Value: m.Encode()})
+			}
+		}
+	}
+	return 0, nil
+}
+
+func (h *cancelHook) committed() {
+	for _, id := range h.ids {
+		h.p.sched.Settle(id, schedule.Canceled)
+	}
+}
+
+// implicationLimits fills the zero fields of l with the defaults.
+func implicationLimits(l implication.Limits) implication.Limits {
+	if l.MaxDepth == 0 {
+		l.MaxDepth = implication.DefaultLimits.MaxDepth
+	}
+	if l.MaxTotal == 0 {
+		l.MaxTotal = implication.DefaultLimits.MaxTotal
+	}
+	return l
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/j17-go/j17/engine/control"
+	"github.com/j17-go/j17/engine/spec"
+	"golang.org/x/crypto/bcrypt"
+)
+
+const scheduleSpec = `{"agent_types":["user"],"aggregate_types":{
+ "cart":{"events":{"had_item_added":{"schema":{"type":"object"},"handler":[],
+   "implications":[{"schedule":{"delay":"5m","emit":{"aggregate_type":"note","id":"$.metadata.actor.id","event_type":"was_sent","data":{"cart":"$.key"}}}}]}}},
+ "note":{"events":{"was_sent":{"schema":{"type":"object"},"handler":[{"increment":{"target":"sent"}}]}}}}}`
+
+type scheduleClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *scheduleClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *scheduleClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// scheduleFixture is an engine over a data directory that survives reopening.
+type scheduleFixture struct {
+	dir   string
+	ctl   *control.Store
+	clock *scheduleClock
+	t     Target
+}
+
+func newScheduleFixture(t *testing.T) *scheduleFixture {
+	t.Helper()
+	dir := t.TempDir()
+	ctl, err := control.Open(filepath.Join(dir, "control.db"), control.Options{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ctl.Close() })
+	inst, err := ctl.CreateInstance("app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, report := spec.Load([]byte(scheduleSpec)); !report.OK() {
+		t.Fatal(report.Err())
+	}
+	f := &scheduleFixture{dir: dir, ctl: ctl, clock: &scheduleClock{now: time.Unix(1_700_000_000, 0)}, t: Target{Instance: inst.ID, Environment: control.EnvStaging}}
+	if _, err := ctl.DeploySpec(f.t.Instance, f.t.Environment, "", func(*control.SpecVersion) ([]byte, error) { return []byte(scheduleSpec), nil }); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *scheduleFixture) open(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Options{DataDir: f.dir, Control: f.ctl, Clock: f.clock, NoSync: true, SchedulerPoll: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (f *scheduleFixture) schedule(t *testing.T, e *Engine, cart string) {
+	t.Helper()
+	_, err := e.Write(f.t, WriteInput{AggregateType: "cart", ID: cart, EventType: "had_item_added",
+		Body: []byte(`{"data":{},"metadata":{"actor":{"type":"user","id":"` + actorID + `"}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitSent waits, up to two seconds, for the note aggregate to count want fired events.
+func (f *scheduleFixture) waitSent(t *testing.T, e *Engine, want string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		b, _ := e.Aggregate(f.t, "note", actorID, ReadQuery{Synchronous: true})
+		if got = string(b); strings.Contains(got, `"sent":`+want+`,`) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("got note %s, want sent %s", got, want)
+}
+
+// TestSchedulerFiresDueEventsAndSurvivesRestart lets the scheduler goroutine fire a due event,
+// then reopens the engine: the fired one stays fired and a pending one fires without any
+// request reaching its environment.
+func TestSchedulerFiresDueEventsAndSurvivesRestart(t *testing.T) {
+	f := newScheduleFixture(t)
+	e := f.open(t)
+	f.schedule(t, e, "b0000000-0000-4000-a000-000000000001")
+	f.clock.advance(4 * time.Minute)
+	time.Sleep(50 * time.Millisecond)
+	if b, err := e.Aggregate(f.t, "note", actorID, ReadQuery{}); err == nil {
+		t.Fatalf("fired before its time: %s", b)
+	}
+	f.clock.advance(time.Minute)
+	f.waitSent(t, e, "1")
+	f.schedule(t, e, "b0000000-0000-4000-a000-000000000002")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = f.open(t)
+	defer e.Close()
+	f.clock.advance(5 * time.Minute)
+	f.waitSent(t, e, "2")
+	b, err := e.Scheduled(f.t, ScheduledQuery{Status: "fired"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"total":2`) {
+		t.Errorf("got %s, want two fired schedules", b)
+	}
+	time.Sleep(30 * time.Millisecond)
+	f.waitSent(t, e, "2")
+}

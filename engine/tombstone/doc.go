@@ -1,0 +1,32 @@
+// Package tombstone carries out GDPR erasure as the Tombstones page describes it: tombstone
+// requests with a grace period, transitive discovery through onTombstone rules, and the rewrite of
+// every affected stream into "_was_tombstoned" markers.
+//
+// # Records
+//
+// A tombstone is one JSON value in the store's record space "tombstones", keyed by its id. Its
+// status moves pending -> executing -> completed, or pending -> cancelled. The actor and target
+// index lives in the space "refs": every write puts, in the same record as its events, one empty
+// value per (role, referenced entity, stream), keyed
+//
+//	<role> 0x00 <ref type> 0x00 <ref id> 0x00 <stream type> 0x00 <stream id>
+//
+// (role "actor" or "target"), so that discovery is one prefix scan per cascading role and type
+// instead of a read of every stream. Streams written before the index existed are not found.
+//
+// # Invariants
+//
+//   - The grace period is never shorter than 72 hours; execution before it ends needs force.
+//   - Execution is resumable: entering executing records, in one put, the pre-tombstone root, the
+//     start time (which becomes every marker's tombstoned_at) and the list of streams to rewrite.
+//     Each rewritten stream is then recorded as done. Executing again after a crash at any step
+//     skips what is recorded, rewrites the rest, and reaches the same final state: a marker is
+//     kept unchanged by a later rewrite, so rewriting an erased stream again changes no byte.
+//   - Rewrites go through storage.Rewrite, which returns only after the old bytes are gone from
+//     the log files and the stream's snapshot is dropped.
+//
+// # Concurrency
+//
+// Functions are safe for concurrent use on distinct tombstones; the caller serializes execution
+// (the engine holds one lock for all executions, which are rare).
+package tombstone
