@@ -59,6 +59,50 @@
 // to every waiting and later Write, and nothing is retried, because after a failed fsync the
 // kernel may have dropped the pages it could not write (fail-stop).
 //
+// # Group commit
+//
+// One flusher goroutine writes whatever was queued since its last write as one group: one write
+// per segment it touches, then one fsync (fdatasync); only after that fsync does it wake the
+// group's waiters. A group is never written while an earlier one is unsynced, so the write of one
+// group never overlaps the fsync of the one before, and Wait is never answered early.
+//
+// Gather. Appenders woken by a group need a moment before they write again (their own work between
+// commits, such as storage's concurrency check, hashing and encoding, and the goroutine that
+// relays the wake-up). A flusher that took the next group at once, or after a few idle yields,
+// would split steady concurrent appenders into cohorts that alternate, each fsync carrying part of
+// them. So after waking a group the flusher holds the next one open until it holds the records
+// already queued plus as many again as the group just woken carried (the records that arrived
+// during the fsync are not counted as woken ones), or until half the average flush (write and
+// fsync; weight 1/4, one flush counted at most twice the average) has passed, whichever is first.
+// It yields the processor meanwhile. It does not wait when only the woken appender writes, so a
+// lone appender costs one fsync and no added delay, and a wait in vain costs at most half an
+// fsync. Gather runs after the waiters are woken and before the next group is taken: it delays a
+// write, never an acknowledgement, and changes no order.
+//
+// Measured against stopping after three yields that bring no record (the rule gather replaced) with
+// BenchmarkCommit of storage (one ~300-byte event per commit) and BenchmarkAppend, on the shared
+// 2-core machine this runs on, interleaved, median of 6 runs of 1 s each (events/s, p50, p99,
+// records per fsync):
+//
+//	                       three idle yields                 gather
+//	Commit writers=1       6,400/s  149 µs  290 µs    1.0    6,400/s  140 µs  258 µs    1.0
+//	Commit writers=8      28,400/s  218 µs  1.3 ms    7.0   34,400/s  210 µs  0.9 ms    7.9
+//	Commit writers=64     87,700/s  514 µs  5.5 ms   38.8   92,500/s  482 µs  5.3 ms   43.1
+//	Commit writers=256   110,000/s  1.3 ms   19 ms    122  102,000/s  1.4 ms   19 ms    102
+//	Append writers=64    259,000/s  247 µs  375 µs   62.3  273,000/s  228 µs  370 µs   63.8
+//
+// At 256 committers half a flush ends most gathers before everyone is back, so groups are smaller
+// than under the idle-yield rule, which kept waiting as long as records kept arriving; the rate is
+// the same within the noise of the shared machine (runs ranged from 90,000/s to 150,000/s).
+//
+// Fuller groups barely move storage's rate at 64 committers: there a group's write and fsync take
+// about 230 µs (p50, 20 KB), and the woken committers need about as long to come back (half of
+// them in 140 µs, all in 230 µs: their commit work, about 3.5 µs of processor each). With a flush
+// of F and a return of R, waiting for everyone gives 64/(F+R) commits a second, and not waiting
+// (two cohorts, each working while the other's fsync runs) about 32/max(F, R/2); both are near
+// 140,000/s when F ≈ R. A cheaper fsync raises both: fdatasync after overwriting blocks already
+// allocated and synced costs about 110 µs here against 180 µs after an append that grows the file.
+//
 // # Recovery
 //
 // Open checks every record of every segment. In the last segment, bad bytes at the end are a

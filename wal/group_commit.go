@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Group commit.
@@ -14,6 +15,8 @@ import (
 // copy the frame, appends it to the group being filled and learns its position and group number.
 // One flusher goroutine takes the whole group at once, writes it with one write per segment it
 // touches and one fsync, then wakes the group's waiters. While it writes, the next group fills.
+// After waking a group, the flusher holds the next one open until the appenders it woke are back
+// in it, for at most half a flush (gather; the policy and its figures are in doc.go).
 //
 // Ordering guarantees:
 //   - Records reach the file in the order their Write calls took mu, and positions increase in
@@ -22,6 +25,9 @@ import (
 //   - A segment is fsynced before the next one is created, and the directory is fsynced after a
 //     segment is created, so after a crash only the last segment can have a torn tail.
 //   - End() moves only after the fsync, so readers never see bytes that a crash could take back.
+//   - gather runs after a group's waiters are woken and before the next group is taken: it delays
+//     the next write, never an acknowledgement, and it neither reorders records nor lets a group
+//     be written while an earlier one is still unsynced.
 
 // maxSpare bounds the group buffer kept for reuse, so that one huge record does not pin memory.
 const maxSpare = 4 << 20
@@ -200,9 +206,11 @@ func (l *Log) flushLoop() {
 		l.mu.Unlock()
 
 		if failed == nil {
+			start := l.clock()
 			if err := l.writeGroup(buf, parts); err != nil {
 				l.fail(err)
 			} else {
+				l.noteFlush(l.clock().Sub(start))
 				l.durable.Store(end.Uint64())
 				l.stats.records.Add(uint64(records))
 				l.stats.groups.Add(1)
@@ -217,32 +225,45 @@ func (l *Log) flushLoop() {
 	}
 }
 
-// gatherSpins bounds how long gather yields without seeing a new record.
-const gatherSpins = 3
+// gatherShare is the inverse of the fraction of a group flush that gather may wait: at most half
+// of what writing and fsyncing a group costs, so a gather that waits in vain stretches a commit by
+// at most half an fsync.
+const gatherShare = 2
 
-// gather lets the appenders just woken join the next group before the flusher takes it. Without
-// it, concurrent appenders split into two cohorts that alternate, each fsync carrying half of them:
-// the flusher takes the next group the moment it publishes one, before the woken appenders are
-// back. It yields the processor while records keep arriving, up to as many as were woken, and
-// stops as soon as a few yields bring nothing new, so a lone appender or a quiet log does not wait.
-func (l *Log) gather(woken int64) {
-	if woken < 2 {
+// noteFlush folds the duration of the latest group flush into the average that bounds gather.
+// Each flush moves the average a quarter of the way, and counts as at most twice the average, so
+// one fsync stalled behind another process's writes does not stretch the next gathers; a disk
+// that really became slower is followed within a few groups.
+func (l *Log) noteFlush(d time.Duration) {
+	if l.flushCost <= 0 {
+		l.flushCost = d
 		return
 	}
-	seen, idle := int64(-1), 0
-	for {
-		n := l.mu.count.Load()
-		if n >= woken {
+	l.flushCost += (min(d, 2*l.flushCost) - l.flushCost) / 4
+}
+
+// gather holds the next group open until the appenders just woken are back in it, or until half
+// a flush has passed. Appenders woken by a group need a moment (their own work between commits,
+// and whatever wakes them, such as storage's publisher) before they write again; a flusher that
+// took the next group at once, or after a few idle yields, would split them into cohorts that
+// alternate, each fsync carrying part of them. It waits for every woken record's return on top of
+// the records already queued, so the records that arrived during the fsync are never counted as
+// the woken ones. When nobody but the woken appender writes (a lone appender), it does not wait.
+func (l *Log) gather(woken int64) {
+	queued := l.mu.count.Load()
+	if woken+queued < 2 {
+		return
+	}
+	want := queued + woken
+	limit := l.flushCost / gatherShare
+	if limit <= 0 {
+		return
+	}
+	start := l.clock()
+	for l.mu.count.Load() < want {
+		if l.clock().Sub(start) >= limit {
 			return
 		}
-		if n == seen {
-			if idle++; idle >= gatherSpins {
-				return
-			}
-		} else {
-			idle = 0
-		}
-		seen = n
 		runtime.Gosched()
 	}
 }

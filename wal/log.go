@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Log is an open log directory. All methods are safe for concurrent use.
@@ -21,6 +22,7 @@ type Log struct {
 	threshold int // <0: never compress
 	noSync    bool
 	logger    *slog.Logger
+	clock     func() time.Time // times group flushes, which bound gather
 
 	// table is what readers see of the segments; they load it and never take a lock.
 	table atomic.Pointer[segTable]
@@ -66,6 +68,7 @@ type Log struct {
 	spare      []byte
 	spareParts []part
 	wakeSpare  []chan struct{}
+	flushCost  time.Duration // average duration of a group's write and fsync; bounds gather
 
 	flusherDone chan struct{}
 	lock        io.Closer // the directory's LOCK file, held from Open to Close
@@ -94,10 +97,14 @@ func Open(dir string, opts Options) (*Log, error) {
 		threshold:   cmp.Or(opts.CompressThreshold, DefaultCompressThreshold),
 		noSync:      opts.NoSync,
 		logger:      opts.Logger,
+		clock:       opts.Clock,
 		flusherDone: make(chan struct{}),
 	}
 	if l.logger == nil {
 		l.logger = discardLogger()
+	}
+	if l.clock == nil {
+		l.clock = time.Now
 	}
 	l.mu.flushCond.L = &l.mu.Mutex
 	if err := l.fs.MkdirAll(dir); err != nil {
