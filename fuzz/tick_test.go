@@ -169,3 +169,43 @@ func tickDepth(raw []byte) int {
 	}
 	return deepest
 }
+
+// FuzzTickReplayEvent: a replay, which decodes events keeping data and
+// metadata as validated text, accepts exactly what ParseEvent accepts and
+// stores the same data and metadata.
+func FuzzTickReplayEvent(f *testing.F) {
+	for _, d := range append(append([]string{`"s"`, `{"a":1,"a":2}`, `{"\u0061":[{"b":"\n"}]}`, `{"a":1e999}`, `{"a":"\x"}`}, tickSeedData...), tickSeedStates...) {
+		f.Add([]byte(`{"key":"k:1","type":"t","data":` + d + `,"metadata":{"timestamp":1,"timestamp":2}}`))
+	}
+	h, err := tick.CompileHandler([]byte(`[{"set": {"target": "d", "value": "$.data?"}}, {"set": {"target": "m", "value": "$.metadata?"}}]`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, werr := tick.ParseEvent(raw)
+		typ := "t"
+		if werr == nil {
+			typ = want.Type
+		}
+		rp := tick.NewReplayer(map[string]*tick.Handler{typ: h}, tick.Value{})
+		err := rp.ApplyJSON(raw)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: replay error %v, ParseEvent error %v", raw, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		state := rp.State()
+		for _, pair := range [][2]tick.Value{{state.Get("d"), want.Data}, {state.Get("m"), want.Metadata}} {
+			got, w := pair[0], pair[1]
+			if got.String() != w.String() || !tick.Equal(got, w) {
+				t.Fatalf("%q: got %s, want %s", raw, got, w)
+			}
+			for _, m := range w.Members() {
+				if g := got.Get(m.Key); !tick.Equal(g, m.Value) {
+					t.Fatalf("%q: %s = %s, want %s", raw, m.Key, g, m.Value)
+				}
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package tick
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // run is one application of operations to a state in mutation session g.
@@ -32,7 +33,7 @@ func (h *Handler) Apply(state Value, ev *Event) (Value, error) {
 	if err := r.ops(h.ops); err != nil {
 		return state, err
 	}
-	stamp(&r.s.State, created, r.s.Event, r.g, &stampHint{})
+	stamp(&r.s.State, created, r.s.timestamp(), r.g, &stampHint{})
 	freeze(r.s.State, r.g)
 	return r.s.State, nil
 }
@@ -49,17 +50,25 @@ func Stamp(before, after Value, ev *Event) Value {
 		return after
 	}
 	g := newSession()
-	stamp(&after, before.Get("created_at"), ev, g, &stampHint{})
+	stamp(&after, before.Get("created_at"), ev.Metadata.Get("timestamp"), g, &stampHint{})
 	freeze(after, g)
 	return after
 }
 
 // stampHint remembers where created_at and updated_at sit in the root object,
-// so that a replay does not search for them on every event.
-type stampHint struct{ created, updated int }
+// so that a replay does not search for them on every event, and, while
+// stamped, the created_at that the last stamp wrote, which is therefore the
+// state's before the next event.
+type stampHint struct {
+	created, updated int
+	stamped          bool
+	createdAt        Value
+}
 
-func stamp(state *Value, created Value, ev *Event, g uint64, hint *stampHint) {
-	ts := ev.Metadata.Get("timestamp")
+// stamp is Stamp on a state owned by session g, with the event's
+// metadata.timestamp already read.
+func stamp(state *Value, created, ts Value, g uint64, hint *stampHint) {
+	hint.stamped = false
 	if ts.kind != KindNumber {
 		return
 	}
@@ -75,13 +84,20 @@ func stamp(state *Value, created Value, ev *Event, g uint64, hint *stampHint) {
 		created = ts
 	}
 	n := ownNode(state, g)
-	hint.created = putAt(n, "created_at", created, hint.created)
-	hint.updated = putAt(n, "updated_at", ts, hint.updated)
+	if ms, c, u := n.members, hint.created, hint.updated; c < len(ms) && u < len(ms) &&
+		sameKey(ms[c].Key, "created_at") && sameKey(ms[u].Key, "updated_at") {
+		// Where the last event left them: two stores.
+		ms[c].Value, ms[u].Value = created, ts
+	} else {
+		hint.created = putAt(n, "created_at", created, c)
+		hint.updated = putAt(n, "updated_at", ts, u)
+	}
+	hint.stamped, hint.createdAt = true, created
 }
 
 // putAt is put with a guess of the member's position; it returns the position.
 func putAt(n *node, key string, v Value, at int) int {
-	if at >= len(n.members) || n.members[at].Key != key {
+	if at >= len(n.members) || !sameKey(n.members[at].Key, key) {
 		if at = n.find(key); at < 0 {
 			n.members = append(n.members, Member{Key: key})
 			at = len(n.members) - 1
@@ -89,6 +105,12 @@ func putAt(n *node, key string, v Value, at int) int {
 	}
 	n.members[at].Value = v
 	return at
+}
+
+// sameKey is a == b that spares the call comparing the bytes when both are
+// the same string, as keys written from the same compiled name are.
+func sameKey(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // getAt is Get with a guess of the member's position.
@@ -107,6 +129,7 @@ func (r *run) start(h *Handler, state Value, ev *Event) {
 	r.s.Event, r.s.State = ev, state
 	r.s.Bindings = r.s.Bindings[:0]
 	r.s.hasBefore = h.before
+	r.s.tsState = tsCacheable
 	if h.before {
 		// "$.state" must keep showing this state while the operations run.
 		freeze(state, r.g)
@@ -253,7 +276,7 @@ func (r *run) op(o *op) error {
 		if o.field != "" {
 			want = v.Get(o.field)
 		}
-		for _, it := range at.n.items {
+		for _, it := range at.n.m().items {
 			if (o.field == "" && Equal(it, v)) || (o.field != "" && Equal(it.Get(o.field), want)) {
 				return nil
 			}
@@ -304,7 +327,14 @@ func (r *run) mergeInto(o *op, at *Value, v Value) error {
 		return nil
 	case KindObject:
 		n := ownNode(at, r.g)
-		for _, m := range v.n.members {
+		if v.n.lz != nil && v.n.lz.full.Load() == nil {
+			// Merging reads each member once: no need to parse the whole.
+			for it := newRawIter(v.n.lz.raw); it.next(); {
+				n.put(it.key, rawValue(it.val, it.esc))
+			}
+			return nil
+		}
+		for _, m := range v.n.m().members {
 			n.put(m.Key, m.Value)
 		}
 		return nil
@@ -344,7 +374,7 @@ func (r *run) keep(o *op, at *Value, want bool) error {
 	if err != nil {
 		return err
 	}
-	items := at.n.items
+	items := at.n.m().items
 	base := len(r.s.Bindings)
 	r.s.Bindings = append(r.s.Bindings, Binding{Name: o.as})
 	var n *node
@@ -394,7 +424,7 @@ func (r *run) remove(o *op) error {
 	}
 	var n *node
 	w := 0
-	for i, it := range at.n.items {
+	for i, it := range at.n.m().items {
 		if !Equal(it, v) {
 			if n != nil {
 				n.items[w] = it
@@ -448,8 +478,8 @@ func (r *run) updateWhere(o *op) error {
 
 func (r *run) updateItems(o *op, at *Value, base int) error {
 	var n *node
-	for i := range at.n.items {
-		it := at.n.items[i]
+	for i := range at.n.m().items {
+		it := at.n.m().items[i]
 		r.s.Bindings = append(r.s.Bindings[:base], Binding{Name: o.as, Value: it})
 		ok, err := o.pred.eval(&r.s)
 		if err != nil {
@@ -473,7 +503,7 @@ func (r *run) updateItems(o *op, at *Value, base int) error {
 			n = ownNode(at, r.g)
 		}
 		in := ownNode(&n.items[i], r.g)
-		for _, mm := range m.n.members {
+		for _, mm := range m.n.m().members {
 			in.put(mm.Key, mm.Value)
 		}
 	}
@@ -494,18 +524,23 @@ func (r *run) upsert(o *op) error {
 		return err
 	}
 	n := ownNode(at, r.g)
-	out := n.items[:0]
-	for _, it := range n.items {
+	// Items are moved only once one goes: storing a Value costs a write
+	// barrier while the collector marks.
+	w := 0
+	for i, it := range n.items {
 		got := it.Get(o.field)
 		if got.kind == KindMissing {
 			got = Null()
 		}
 		if !Equal(got, want) {
-			out = append(out, it)
+			if w != i {
+				n.items[w] = it
+			}
+			w++
 		}
 	}
-	clear(n.items[len(out):])
-	n.items = append(out, v)
+	clear(n.items[w:])
+	n.items = append(n.items[:w], v)
 	return nil
 }
 
@@ -523,7 +558,7 @@ func (r *run) dynamicKey(o *op) error {
 		if at == nil || err != nil || at.kind != KindObject {
 			return err
 		}
-		j := at.n.find(key)
+		j := at.n.m().find(key)
 		if j < 0 {
 			return nil
 		}

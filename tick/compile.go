@@ -107,19 +107,19 @@ func (c *compiler) expr(v Value, ptr string, depth int) expr {
 		}
 		return expr{kind: exPath, path: p, ptr: ptr, nullOmits: c.template}
 	case KindArray:
-		e := expr{kind: exArray, ptr: ptr, kids: make([]expr, len(v.n.items))}
-		for i, it := range v.n.items {
+		e := expr{kind: exArray, ptr: ptr, kids: make([]expr, len(v.n.m().items))}
+		for i, it := range v.n.m().items {
 			e.kids[i] = c.expr(it, index(ptr, i), depth)
 		}
 		return fold(e, v)
 	case KindObject:
-		if len(v.n.members) == 1 {
-			if e, ok := c.operator(v.n.members[0], ptr, depth); ok {
+		if len(v.n.m().members) == 1 {
+			if e, ok := c.operator(v.n.m().members[0], ptr, depth); ok {
 				return e
 			}
 		}
-		e := expr{kind: exObject, ptr: ptr, kids: make([]expr, len(v.n.members)), keys: make([]string, len(v.n.members))}
-		for i, m := range v.n.members {
+		e := expr{kind: exObject, ptr: ptr, kids: make([]expr, len(v.n.m().members)), keys: make([]string, len(v.n.m().members))}
+		for i, m := range v.n.m().members {
 			e.keys[i] = m.Key
 			e.kids[i] = c.expr(m.Value, child(ptr, m.Key), depth)
 		}
@@ -160,8 +160,8 @@ func (c *compiler) operator(m Member, ptr string, depth int) (expr, bool) {
 		c.errorf(p, "%s takes an array", m.Key)
 		return expr{kind: exLit, lit: Null(), ptr: ptr}, true
 	}
-	e := expr{kind: kind, ptr: p, kids: make([]expr, len(m.Value.n.items))}
-	for i, it := range m.Value.n.items {
+	e := expr{kind: kind, ptr: p, kids: make([]expr, len(m.Value.n.m().items))}
+	for i, it := range m.Value.n.m().items {
 		e.kids[i] = c.expr(it, index(p, i), depth+1)
 	}
 	return e, true
@@ -255,12 +255,12 @@ func (c *compiler) fields(v Value, ptr, what string, required, optional []string
 	}
 	ok := true
 	for _, r := range required {
-		if v.n.find(r) < 0 {
+		if v.n.m().find(r) < 0 {
 			c.errorf(ptr, "%s requires %q", what, r)
 			ok = false
 		}
 	}
-	for _, m := range v.n.members {
+	for _, m := range v.n.m().members {
 		if !slices.Contains(required, m.Key) && !slices.Contains(optional, m.Key) {
 			c.errorf(child(ptr, m.Key), "unknown field %q in %s", m.Key, what)
 			ok = false

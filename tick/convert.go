@@ -84,14 +84,14 @@ func (v Value) ToGo() any {
 	case KindString:
 		return v.str
 	case KindArray:
-		out := make([]any, len(v.n.items))
-		for i, it := range v.n.items {
+		out := make([]any, len(v.n.m().items))
+		for i, it := range v.n.m().items {
 			out[i] = it.ToGo()
 		}
 		return out
 	case KindObject:
-		out := make(map[string]any, len(v.n.members))
-		for _, m := range v.n.members {
+		out := make(map[string]any, len(v.n.m().members))
+		for _, m := range v.n.m().members {
 			out[m.Key] = m.Value.ToGo()
 		}
 		return out

@@ -12,34 +12,72 @@
 // So:
 //
 //   - Value is a 40-byte struct passed by value: scalars inline, arrays and
-//     objects behind a pointer to a node. Objects are ordered member slices
-//     (stable key order, linear lookup, which beats hashing for the small
-//     objects events and states hold; an object used as a map of thousands
-//     of keys pays for it). A zero Value means "missing", which differs from
-//     null.
-//   - ParseJSON is our own parser: the input is copied into one string that
-//     every unescaped string slices, and nodes, members and items come from
-//     chunks allocated per document, so a typical event costs a handful of
-//     allocations. Nesting is bounded by MaxDepth (128). The price: a string
-//     kept in state keeps its event's text alive.
+//     objects behind a pointer to a 64-byte node. Objects are ordered member
+//     slices (stable key order, linear lookup, which beats hashing for the
+//     small objects events and states hold; an object used as a map of
+//     thousands of keys pays for it). A zero Value means "missing", which
+//     differs from null.
+//   - In a replay, an event's data and metadata are lazy. Decoding validates
+//     the whole document with a skip-scan (one loop, open containers kept as
+//     bits, strings checked eight bytes at a time) that accepts exactly what
+//     ParseJSON accepts, depth limit included, but builds only key, type, id
+//     and aggregate_type; data and metadata become nodes over their text. A
+//     lookup ("$.data.id", "$.metadata.actor.id") scans the text and builds
+//     only its result; merge reads the members straight from it; set and
+//     append store the node as it is, so a whole object moved into state
+//     costs nothing until something walks into it. Whatever needs the
+//     members (Members, Items, Len, Equal, writing JSON, a mutation) parses
+//     the text once and publishes the result atomically, since frozen values
+//     are shared between goroutines. Objects whose top-level keys were seen
+//     to be distinct (and unescaped) let a lookup stop at the first match,
+//     and a compact first key needs no walk at all; others scan on, since
+//     the last of repeated keys wins.
+//   - ParseJSON and ParseEvent parse eagerly (their callers read the values
+//     many times): the input is copied into one string that every unescaped
+//     string slices, and nodes, members and items come from chunks allocated
+//     per document. A Replayer instead copies event text into 16 KiB
+//     pointer-free blocks and takes its lazy nodes from chunks, so a replay
+//     allocates about once per twenty events and the collector never scans
+//     the text. The price: a string or lazy node kept in state keeps its
+//     block alive.
 //   - State changes are copy-on-write with ownership: each mutation session
 //     (one Apply, or one Replayer across a whole stream) has a number, and a
-//     node carrying that number is changed in place; any other node is
-//     copied first. A replay therefore appends and sets in place, while a
-//     state held by a cache or snapshot is never modified. Values stored
-//     into state are frozen so that no node is reachable from two places
-//     while mutable.
+//     node carrying that number is changed in place; any other node (lazy
+//     nodes are always frozen) is copied first. A replay therefore appends
+//     and sets in place, while a state held by a cache or snapshot is never
+//     modified. Values stored into state are frozen so that no node is
+//     reachable from two places while mutable.
 //   - Paths are compiled into segment slices, with the first member of "$"
-//     (data, metadata, key, ...) resolved at compile time; operations are
+//     (data, metadata, key, ...) resolved at compile time and "$.data",
+//     "$.data.x", "$.metadata.x" marked for a direct lookup; operations are
 //     structs switched on an op code; literal subtrees are folded; a $merge
 //     result is allocated once at its final size.
+//   - metadata.timestamp, which handlers read and stamping reads again, is
+//     read once per event: a run caches it on first use, and a replay takes
+//     it while decoding when it is the compact first member of the metadata,
+//     as stored events have it. A replay also keeps the created_at its last
+//     stamp wrote, which is the state's before the next event.
 //
-// What remains costly in a replay, and keeps it above that target, is the
-// parse itself (per string and per member, not per byte: strings are
-// scanned eight bytes at a time) and the garbage collector tracing the values
-// the state keeps; both grow with the number of members an event carries.
-// BenchmarkReplay and BenchmarkTick measure them, with CPU-time metrics
-// because the machines are shared.
+// Measured on one core of the shared two-core machine, against the eager
+// design that preceded this one: BenchmarkReplay (10,000 events of 286
+// bytes) went from 12.5 to 17 ms of CPU per replay to 6.1 to 6.7 (the spread
+// is the machine's load), 0.05 allocations per event instead of 3. This
+// package's own code takes about 7,300 instructions an event (counted with
+// the collector off; it was 8,200 eager): copying and validating every byte
+// about 4,400, lookups in text about 1,000, the operations and stamping
+// about 1,700. That is still above the 5 ms target. BenchmarkTick (decoded
+// events, order management) runs 5.7 to 5.9 million operations per CPU
+// second, short of its 10 million; its own code takes about 2,300
+// instructions an event and the collector another 800. Both are bounded by
+// the collector as much as by the code: with one P a marking phase lasts a
+// third of the run, and every Value stored into the heap meanwhile goes
+// through a bulk write barrier. Several changes that cut instructions made
+// these benchmarks slower in CPU time and were left out: storing Values
+// field by field to dodge that barrier, a per-replay cache of where targets
+// were found, tagging event types for dispatch, and handing out $merge
+// results from slabs (one allocation per sixteen objects instead of one
+// each). Both benchmarks report CPU-time metrics because the machines are
+// shared.
 //
 // # Semantics decided here
 //

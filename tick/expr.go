@@ -127,54 +127,67 @@ func (e *expr) eval(s *Scope) (Value, error) {
 // object elements are merged member by member, without building them, and
 // the result is allocated once at its final size.
 func (e *expr) merge(s *Scope) Value {
-	var buf [8]Value
+	var buf [4]Value
 	parts := buf[:0]
-	var mbuf [8]Member
 	size := 0
 	for i := range e.kids {
 		k := &e.kids[i]
+		var v Value
 		if k.kind == exObject {
 			size += len(k.kids)
-			parts = append(parts, Value{})
-			continue
-		}
-		v, err := k.eval(s)
-		if err != nil || v.kind != KindObject {
-			v = Value{}
-		} else {
-			size += len(v.n.members)
+		} else if pv, err := k.eval(s); err == nil && pv.kind == KindObject {
+			v = pv
+			size += len(v.n.m().members)
 		}
 		parts = append(parts, v)
 	}
 	out := allocObject(0, size)
+	n := out.n
 	for i := range e.kids {
 		k := &e.kids[i]
-		if k.kind != exObject {
-			if parts[i].kind == KindObject {
-				for _, m := range parts[i].n.members {
-					out.n.put(m.Key, m.Value)
-				}
+		switch {
+		case k.kind != exObject:
+			if parts[i].kind != KindObject {
+				continue
 			}
-			continue
-		}
-		members, ok := mbuf[:0], true
-		for j := range k.kids {
-			v, err := k.kids[j].eval(s)
-			if err != nil {
-				ok = false
-				break
+			ms := parts[i].n.m().members
+			if len(n.members) == 0 {
+				// The keys of one object are distinct: nothing to look up.
+				n.members = append(n.members, ms...)
+				continue
 			}
-			if v.kind != KindMissing {
-				members = append(members, Member{Key: k.keys[j], Value: v})
+			for _, m := range ms {
+				n.put(m.Key, m.Value)
 			}
-		}
-		if ok {
-			for _, m := range members {
-				out.n.put(m.Key, m.Value)
+		case len(k.kids) == 1:
+			// One member: there is nothing to undo if it fails.
+			if v, err := k.kids[0].eval(s); err == nil && v.kind != KindMissing {
+				n.put(k.keys[0], v)
 			}
+		default:
+			k.mergeLiteral(s, n)
 		}
 	}
 	return out
+}
+
+// mergeLiteral puts the members of the literal object k into n, or none of
+// them if one fails to evaluate.
+func (k *expr) mergeLiteral(s *Scope, n *node) {
+	var buf [8]Member
+	members := buf[:0]
+	for j := range k.kids {
+		v, err := k.kids[j].eval(s)
+		if err != nil {
+			return
+		}
+		if v.kind != KindMissing {
+			members = append(members, Member{Key: k.keys[j], Value: v})
+		}
+	}
+	for _, m := range members {
+		n.put(m.Key, m.Value)
+	}
 }
 
 // operand evaluates a predicate argument: a missing path reads as null, so

@@ -121,8 +121,8 @@ func (c *compiler) ops(v Value, ptr string, level int, count *int) []op {
 		c.errorf(ptr, "operations nested deeper than %d levels of if/map", MaxNesting)
 		return nil
 	}
-	out := make([]op, 0, len(v.n.items))
-	for i, it := range v.n.items {
+	out := make([]op, 0, len(v.n.m().items))
+	for i, it := range v.n.m().items {
 		*count++
 		if o, ok := c.op(it, index(ptr, i), level, count); ok {
 			out = append(out, o)
@@ -136,14 +136,14 @@ func (c *compiler) op(v Value, ptr string, level int, count *int) (op, bool) {
 		c.errorf(ptr, "an operation must be an object, not %s", v.kind)
 		return op{}, false
 	}
-	if v.n.find("if") >= 0 {
+	if v.n.m().find("if") >= 0 {
 		return c.conditional(v, ptr, level, count)
 	}
-	if len(v.n.members) != 1 {
+	if len(v.n.m().members) != 1 {
 		c.errorf(ptr, "an operation is an object with one key (%s)", opNames)
 		return op{}, false
 	}
-	name, body := v.n.members[0].Key, v.n.members[0].Value
+	name, body := v.n.m().members[0].Key, v.n.m().members[0].Value
 	p := child(ptr, name)
 	o := op{ptr: p, sign: 1}
 	switch name {
@@ -169,7 +169,7 @@ func (c *compiler) op(v Value, ptr string, level int, count *int) (op, bool) {
 		}
 		n := 0
 		for _, k := range []string{"value", "where", "match"} {
-			if body.n.find(k) >= 0 {
+			if body.n.m().find(k) >= 0 {
 				n++
 			}
 		}
@@ -177,7 +177,7 @@ func (c *compiler) op(v Value, ptr string, level int, count *int) (op, bool) {
 			c.errorf(p, "remove takes exactly one of \"value\", \"where\" or \"match\"")
 			return o, false
 		}
-		if body.n.find("value") >= 0 {
+		if body.n.m().find("value") >= 0 {
 			o.byValue = true
 			return c.withTargetValue(o, body, p, "value")
 		}
@@ -234,12 +234,12 @@ func (c *compiler) op(v Value, ptr string, level int, count *int) (op, bool) {
 			return o, false
 		}
 		m := body.Get("match")
-		if m.kind != KindObject || len(m.n.members) != 1 {
+		if m.kind != KindObject || len(m.n.m().members) != 1 {
 			c.errorf(child(p, "match"), "upsert match takes a single {\"field\": value} pair")
 			return o, false
 		}
-		o.field = m.n.members[0].Key
-		o.key = c.expr(m.n.members[0].Value, child(child(p, "match"), o.field), 0)
+		o.field = m.n.m().members[0].Key
+		o.key = c.expr(m.n.m().members[0].Value, child(child(p, "match"), o.field), 0)
 		return c.withTargetValue(o, body, p, "value")
 	case "append_unique":
 		o.code = opAppendUnique
@@ -364,7 +364,7 @@ func (c *compiler) let(v Value, ptr string) (op, bool) {
 		c.errorf(ptr, "let takes an object")
 		return o, false
 	}
-	if v.n.find("find") >= 0 {
+	if v.n.m().find("find") >= 0 {
 		if !c.fields(v, ptr, "let", []string{"name", "find"}, nil) {
 			return o, false
 		}
@@ -374,13 +374,13 @@ func (c *compiler) let(v Value, ptr string) (op, bool) {
 			return o, false
 		}
 		w := f.Get("where")
-		if w.kind != KindObject || len(w.n.members) != 1 {
+		if w.kind != KindObject || len(w.n.m().members) != 1 {
 			c.errorf(child(fp, "where"), "where takes a single {\"field\": value} pair")
 			return o, false
 		}
 		o.key = c.source(f.Get("in"), child(fp, "in"))
-		o.field = w.n.members[0].Key
-		o.value = c.expr(w.n.members[0].Value, child(child(fp, "where"), o.field), 0)
+		o.field = w.n.m().members[0].Key
+		o.value = c.expr(w.n.m().members[0].Value, child(child(fp, "where"), o.field), 0)
 	} else {
 		if !c.fields(v, ptr, "let", []string{"name", "find_target", "find_field", "find_value"}, nil) {
 			return o, false

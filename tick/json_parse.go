@@ -1,11 +1,10 @@
 package tick
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -36,10 +35,10 @@ func ParseJSON(raw []byte) (Value, error) {
 // parser turns JSON text into Values with few allocations: the input is
 // copied into one string that every unescaped string of the result slices;
 // nodes, members and items come from chunks allocated per document. The
-// scratch stacks survive between documents when a parser is reused.
+// scratch stacks survive between documents when a parser is reused, and so
+// does the chunk of lazy nodes that events take their data and metadata from.
 type parser struct {
 	src     string
-	raw     []byte // the caller's input, read eight bytes at a time; same bytes as src
 	pos     int
 	depth   int
 	members []Member
@@ -47,25 +46,36 @@ type parser struct {
 	nodes   []node
 	marena  []Member
 	iarena  []Value
+	lazy    []lazyNode
+	keys    []keySpan // keys of the lazy object being validated
+	collect int       // the depth whose keys go to keys; 0 for none
+	// tsNum is the event's metadata.timestamp when hasTS: read while the
+	// metadata is decoded, since every replayed event is stamped with it.
+	tsNum float64
+	hasTS bool
 }
 
 func (p *parser) parse(raw []byte) (Value, error) {
-	p.src, p.raw = string(raw), raw
+	return p.parseText(string(raw))
+}
+
+// parseText parses src, which every string of the result may slice.
+func (p *parser) parseText(src string) (Value, error) {
+	p.src = src
 	p.pos, p.depth = 0, 0
 	// Upper bounds from byte counts (brackets, colons and commas inside
 	// strings only make them larger) size each arena so that a typical event
 	// takes one allocation per arena. They are capped so that a document of
 	// brackets inside strings cannot make us allocate far more than it holds;
 	// larger documents continue in growing chunks.
-	containers := bytes.Count(raw, []byte{'{'}) + bytes.Count(raw, []byte{'['})
+	containers := strings.Count(src, "{") + strings.Count(src, "[")
 	p.nodes = make([]node, 0, min(containers, arenaChunk))
-	p.marena = make([]Member, 0, min(bytes.Count(raw, []byte{':'}), arenaChunk))
+	p.marena = make([]Member, 0, min(strings.Count(src, ":"), arenaChunk))
 	p.iarena = nil
-	if bytes.IndexByte(raw, '[') >= 0 {
-		p.iarena = make([]Value, 0, min(bytes.Count(raw, []byte{','})+containers, arenaChunk))
+	if strings.IndexByte(src, '[') >= 0 {
+		p.iarena = make([]Value, 0, min(strings.Count(src, ",")+containers, arenaChunk))
 	}
 	v, err := p.value()
-	p.raw = nil
 	if err != nil {
 		return Value{}, err
 	}
@@ -96,6 +106,13 @@ const (
 	lsbs = 0x0101010101010101
 	msbs = 0x8080808080808080
 )
+
+// load64 reads eight bytes of s from i, little-endian, as one load.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
 
 // specialBytes returns a word whose lowest set bit marks the first byte of x
 // that needs a closer look inside a string: a quote, a backslash, a control
@@ -310,13 +327,13 @@ func (p *parser) array() (Value, error) {
 // str reads a string starting at the opening quote. Strings without escapes
 // are slices of p.src and cost no allocation.
 func (p *parser) str() (string, error) {
-	src, raw := p.src, p.raw
+	src := p.src
 	start := p.pos + 1
 	i := start
 	for {
 		var c byte
-		if i+8 <= len(raw) {
-			m := specialBytes(binary.LittleEndian.Uint64(raw[i:]))
+		if i+8 <= len(src) {
+			m := specialBytes(load64(src, i))
 			if m == 0 {
 				i += 8
 				continue

@@ -23,7 +23,7 @@ func (v Value) AppendJSON(dst []byte) []byte {
 		return appendString(dst, v.str)
 	case KindArray:
 		dst = append(dst, '[')
-		for i, it := range v.n.items {
+		for i, it := range v.n.m().items {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -32,7 +32,7 @@ func (v Value) AppendJSON(dst []byte) []byte {
 		return append(dst, ']')
 	}
 	dst = append(dst, '{')
-	for i, m := range v.n.members {
+	for i, m := range v.n.m().members {
 		if i > 0 {
 			dst = append(dst, ',')
 		}

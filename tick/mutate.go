@@ -14,9 +14,9 @@ func ownNode(v *Value, g uint64) *node {
 	}
 	n := &node{gen: g}
 	if v.kind == KindArray {
-		n.items = append(make([]Value, 0, len(v.n.items)+4), v.n.items...)
+		n.items = append(make([]Value, 0, len(v.n.m().items)+4), v.n.m().items...)
 	} else {
-		n.members = append(make([]Member, 0, len(v.n.members)+4), v.n.members...)
+		n.members = append(make([]Member, 0, len(v.n.m().members)+4), v.n.m().members...)
 	}
 	v.n = n
 	return n
@@ -29,10 +29,10 @@ func freeze(v Value, g uint64) {
 		return
 	}
 	v.n.gen = 0
-	for _, it := range v.n.items {
+	for _, it := range v.n.m().items {
 		freeze(it, g)
 	}
-	for _, m := range v.n.members {
+	for _, m := range v.n.m().members {
 		freeze(m.Value, g)
 	}
 }

@@ -61,7 +61,20 @@ type Path struct {
 	field    eventField
 	segs     []segment
 	optional bool
+	fast     fastPath
 }
+
+// fastPath marks the paths that handlers use most, resolved without the
+// general walk.
+type fastPath uint8
+
+const (
+	fastNone      fastPath = iota
+	fastData               // "$.data"
+	fastDataField          // "$.data.x"
+	fastMetaField          // "$.metadata.x"
+	fastTimestamp          // "$.metadata.timestamp", which Scope may have cached
+)
 
 // ParsePath compiles a JSONPath. Bindings of any name are accepted; the
 // wildcard "[*]" is not (see ParseSourcePath).
@@ -184,6 +197,16 @@ func parsePath(s string, wildcard bool) (Path, string) {
 			f = evExtra
 		}
 		p.field = f
+		switch field := len(p.segs) == 2 && p.segs[1].kind == segField; {
+		case f == evData && len(p.segs) == 1:
+			p.fast = fastData
+		case f == evData && field:
+			p.fast = fastDataField
+		case f == evMetadata && field && p.segs[1].name == "timestamp":
+			p.fast = fastTimestamp
+		case f == evMetadata && field:
+			p.fast = fastMetaField
+		}
 	}
 	return p, ""
 }
@@ -255,13 +278,16 @@ func parseSegment(src, rest string, wildcard bool) (segment, string, string) {
 // Resolve evaluates the path in a scope. The missing Value means not found;
 // whether that is an error is the caller's decision (see Optional).
 func (p *Path) Resolve(s *Scope) Value {
-	// The common "$.data.x" and "$.metadata.x" skip the general walk.
-	if p.root == rootEvent && len(p.segs) == 2 && p.segs[1].kind == segField && s.Event != nil {
-		switch p.field {
-		case evData:
+	if p.fast != fastNone && s.Event != nil {
+		switch p.fast {
+		case fastData:
+			return s.Event.Data
+		case fastDataField:
 			return s.Event.Data.Get(p.segs[1].name)
-		case evMetadata:
+		case fastMetaField:
 			return s.Event.Metadata.Get(p.segs[1].name)
+		case fastTimestamp:
+			return s.timestamp()
 		}
 	}
 	var v Value
@@ -290,7 +316,7 @@ func (p *Path) Resolve(s *Scope) Value {
 			v = ev.Value()
 			if s.Extra.kind == KindObject {
 				n := v.n
-				for _, m := range s.Extra.n.members {
+				for _, m := range s.Extra.n.m().members {
 					if n.find(m.Key) < 0 {
 						n.members = append(n.members, m)
 					}
@@ -331,12 +357,19 @@ func (p *Path) ResolveIn(doc Value) Value {
 }
 
 func walk(v Value, segs []segment) Value {
-	for i, sg := range segs {
+	for i := 0; i < len(segs); i++ {
+		sg := segs[i]
 		if v.kind == KindMissing {
 			return v
 		}
 		switch sg.kind {
 		case segField:
+			if v.kind == KindObject && v.n.lz != nil && v.n.lz.full.Load() == nil {
+				var rest []segment
+				v, rest = walkRaw(v, segs[i:])
+				i = len(segs) - len(rest) - 1
+				continue
+			}
 			v = v.Get(sg.name)
 		case segIndex:
 			v = v.Index(sg.index)
@@ -346,8 +379,8 @@ func walk(v Value, segs []segment) Value {
 			if v.kind != KindArray {
 				return Value{}
 			}
-			out := make([]Value, 0, len(v.n.items))
-			for _, it := range v.n.items {
+			out := make([]Value, 0, len(v.n.m().items))
+			for _, it := range v.n.m().items {
 				if r := walk(it, segs[i+1:]); r.kind != KindMissing {
 					out = append(out, r)
 				}
@@ -363,8 +396,8 @@ func entries(v Value) Value {
 	if v.kind != KindObject {
 		return Null()
 	}
-	out := make([]Value, len(v.n.members))
-	for i, m := range v.n.members {
+	out := make([]Value, len(v.n.m().members))
+	for i, m := range v.n.m().members {
 		out[i] = Value{kind: KindObject, n: &node{members: []Member{
 			{Key: "key", Value: String(m.Key)},
 			{Key: "value", Value: m.Value},

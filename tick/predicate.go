@@ -84,18 +84,18 @@ func (c *compiler) pred(v Value, ptr string, depth int) pred {
 		c.errorf(ptr, "predicates nested deeper than %d levels", MaxPredicateDepth)
 		return pred{op: pAnd}
 	}
-	if v.kind != KindObject || len(v.n.members) != 1 {
+	if v.kind != KindObject || len(v.n.m().members) != 1 {
 		c.errorf(ptr, "a predicate is an object with exactly one key (%s)", predNames)
 		return pred{op: pAnd}
 	}
-	m := v.n.members[0]
+	m := v.n.m().members[0]
 	p := child(ptr, m.Key)
 	if op, ok := binaryPreds[m.Key]; ok {
-		if m.Value.kind != KindArray || len(m.Value.n.items) != 2 {
+		if m.Value.kind != KindArray || len(m.Value.n.m().items) != 2 {
 			c.errorf(p, "%s takes an array of two values", m.Key)
 			return pred{op: pAnd}
 		}
-		return pred{op: op, a: c.expr(m.Value.n.items[0], index(p, 0), 0), b: c.expr(m.Value.n.items[1], index(p, 1), 0)}
+		return pred{op: op, a: c.expr(m.Value.n.m().items[0], index(p, 0), 0), b: c.expr(m.Value.n.m().items[1], index(p, 1), 0)}
 	}
 	switch m.Key {
 	case "exists":
@@ -150,12 +150,12 @@ func (c *compiler) pred(v Value, ptr string, depth int) pred {
 		if m.Key == "or" {
 			op = pOr
 		}
-		if m.Value.kind != KindArray || len(m.Value.n.items) == 0 {
+		if m.Value.kind != KindArray || len(m.Value.n.m().items) == 0 {
 			c.errorf(p, "%s takes a non-empty array of predicates", m.Key)
 			return pred{op: pAnd}
 		}
-		out := pred{op: op, kids: make([]pred, len(m.Value.n.items))}
-		for i, it := range m.Value.n.items {
+		out := pred{op: op, kids: make([]pred, len(m.Value.n.m().items))}
+		for i, it := range m.Value.n.m().items {
 			out.kids[i] = c.pred(it, index(p, i), depth+1)
 		}
 		return out
@@ -198,10 +198,10 @@ func (c *compiler) itemPred(obj Value, ptr, key string, depth int) ([]pred, stri
 
 // fieldMatch tells the shorthand {"field": value} from a predicate.
 func fieldMatch(v Value) bool {
-	if v.kind != KindObject || len(v.n.members) == 0 {
+	if v.kind != KindObject || len(v.n.m().members) == 0 {
 		return false
 	}
-	for _, m := range v.n.members {
+	for _, m := range v.n.m().members {
 		if _, ok := binaryPreds[m.Key]; ok {
 			return false
 		}
@@ -216,12 +216,12 @@ func fieldMatch(v Value) bool {
 // fieldPred compiles {"field": value, ...}: every field of the item equals
 // its value. single demands exactly one field.
 func (c *compiler) fieldPred(v Value, ptr, as string, single bool) pred {
-	if v.kind != KindObject || len(v.n.members) == 0 || (single && len(v.n.members) != 1) {
+	if v.kind != KindObject || len(v.n.m().members) == 0 || (single && len(v.n.m().members) != 1) {
 		c.errorf(ptr, "takes a single {\"field\": value} pair")
 		return pred{op: pAnd}
 	}
 	out := pred{op: pFields, as: as, fixed: true}
-	for _, m := range v.n.members {
+	for _, m := range v.n.m().members {
 		out.keys = append(out.keys, m.Key)
 		e := c.expr(m.Value, child(ptr, m.Key), 0)
 		if e.kind != exLit && (e.kind != exPath || e.path.root != rootEvent || e.path.field == evState) {
@@ -289,7 +289,7 @@ func (p *pred) eval(s *Scope) (bool, error) {
 		n := len(s.Bindings)
 		s.Bindings = append(s.Bindings, Binding{Name: p.as})
 		result := p.op == pEvery
-		for _, it := range arr.n.items {
+		for _, it := range arr.n.m().items {
 			s.Bindings[n].Value = it
 			ok, err := p.kids[0].eval(s)
 			if err != nil || ok != result {

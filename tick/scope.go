@@ -25,6 +25,37 @@ type Scope struct {
 	// handler (the Handlers page); elsewhere "$.state" is an alias of "@".
 	before    Value
 	hasBefore bool
+	// tsNum caches the event's metadata.timestamp, which a handler reads
+	// and stamping reads again, when it is a number (kept apart from a Value
+	// so that caching stores no pointer). Only a run, which owns its Scope
+	// and does not change the event under it, enables the cache.
+	tsNum   float64
+	tsState uint8
+}
+
+const (
+	tsOff       = iota // no caching: the caller may change Event at will
+	tsCacheable        // not read yet, or not a number
+	tsCached
+)
+
+// timestamp returns the event's metadata.timestamp, from the cache when the
+// scope has one.
+func (s *Scope) timestamp() Value {
+	switch s.tsState {
+	case tsCached:
+		return Value{kind: KindNumber, num: s.tsNum}
+	case tsCacheable:
+		v := s.Event.Metadata.Get("timestamp")
+		if v.kind == KindNumber {
+			s.tsNum, s.tsState = v.num, tsCached
+		}
+		return v
+	}
+	if s.Event == nil {
+		return Value{}
+	}
+	return s.Event.Metadata.Get("timestamp")
 }
 
 // Bind adds a binding; a later binding of the same name hides earlier ones.

@@ -38,10 +38,57 @@ type Member struct {
 // node holds the children of an array or object. gen says who may mutate it
 // in place: 0 means frozen (shared, never mutated); any other number is the
 // mutation session that created it and alone may change it.
+//
+// A lazy node has lz, the validated JSON text of the array or object, and
+// no children until something needs them. Lazy nodes are always frozen;
+// Get reads a member straight from the text without parsing the rest.
 type node struct {
 	gen     uint64
 	members []Member
 	items   []Value
+	lz      *lazyText
+}
+
+// lazyText is the text of a lazy node and, once something needed the
+// children, the parsed node, published atomically because frozen values
+// are shared between goroutines. It is kept apart so that every other node
+// stays in the 64-byte size class.
+type lazyText struct {
+	raw  string
+	full atomic.Pointer[node]
+}
+
+// uniqueKeys is the gen of a lazy object whose keys are known not to
+// repeat, so that a lookup may stop at the first match. It is no session's
+// number, so such a node is frozen like every lazy node, and the flag costs
+// no room.
+const uniqueKeys = 1 << 63
+
+// m returns the node that holds the children: n itself, or the parsed form
+// of a lazy node.
+func (n *node) m() *node {
+	if n.lz == nil {
+		return n
+	}
+	if f := n.lz.full.Load(); f != nil {
+		return f
+	}
+	return n.load()
+}
+
+// load parses a lazy node's text. Two goroutines may both parse; the first
+// to publish wins and both use its result.
+func (n *node) load() *node {
+	var p parser
+	v, err := p.parseText(n.lz.raw)
+	if err != nil {
+		// The text was validated when the node was made.
+		panic("tick: lazy JSON text no longer parses: " + err.Error())
+	}
+	if !n.lz.full.CompareAndSwap(nil, v.n) {
+		return n.lz.full.Load()
+	}
+	return v.n
 }
 
 // Value is an immutable-by-contract JSON value: 40 bytes, passed by value.
@@ -133,9 +180,9 @@ func (v Value) Str() string {
 func (v Value) Len() int {
 	switch v.kind {
 	case KindArray:
-		return len(v.n.items)
+		return len(v.n.m().items)
 	case KindObject:
-		return len(v.n.members)
+		return len(v.n.m().members)
 	}
 	return 0
 }
@@ -146,24 +193,42 @@ func (v Value) Index(i int) Value {
 	if v.kind != KindArray {
 		return Value{}
 	}
+	items := v.n.m().items
 	if i < 0 {
-		i += len(v.n.items)
+		i += len(items)
 	}
-	if i < 0 || i >= len(v.n.items) {
+	if i < 0 || i >= len(items) {
 		return Value{}
 	}
-	return v.n.items[i]
+	return items[i]
 }
 
 // Get returns the member named key of an object, or the missing Value.
 func (v Value) Get(key string) Value {
-	if v.kind != KindObject {
-		return Value{}
-	}
-	if i := v.n.find(key); i >= 0 {
-		return v.n.members[i].Value
+	if v.kind == KindObject {
+		// A lazy node has no members of its own: the loop finds nothing.
+		n := v.n
+		for i := range n.members {
+			if n.members[i].Key == key {
+				return n.members[i].Value
+			}
+		}
+		if n.lz != nil {
+			return n.lazyGet(key)
+		}
 	}
 	return Value{}
+}
+
+// lazyGet is Get on a lazy node: from the text until it is parsed.
+func (n *node) lazyGet(key string) Value {
+	if f := n.lz.full.Load(); f != nil {
+		if i := f.find(key); i >= 0 {
+			return f.members[i].Value
+		}
+		return Value{}
+	}
+	return rawValue(rawMember(n.lz.raw, key, n.gen == uniqueKeys))
 }
 
 // Items returns the items of an array. The slice is shared: do not modify it.
@@ -171,7 +236,7 @@ func (v Value) Items() []Value {
 	if v.kind != KindArray {
 		return nil
 	}
-	return v.n.items
+	return v.n.m().items
 }
 
 // Members returns the members of an object in stored order. The slice is
@@ -180,12 +245,15 @@ func (v Value) Members() []Member {
 	if v.kind != KindObject {
 		return nil
 	}
-	return v.n.members
+	return v.n.m().members
 }
 
+// find is the position of key among the members of n, or -1. n must not be
+// lazy: call n.m().find on a node that may be.
 func (n *node) find(key string) int {
-	for i := range n.members {
-		if n.members[i].Key == key {
+	ms := n.members
+	for i := range ms {
+		if ms[i].Key == key {
 			return i
 		}
 	}
@@ -203,7 +271,15 @@ func (n *node) put(key string, val Value) {
 
 // Equal reports deep equality without type coercion: 1 and "1" differ, 1 and
 // 1.0 are the same number, and object member order does not matter.
+// Strings, the common case of matching, are compared inline.
 func Equal(a, b Value) bool {
+	if a.kind == KindString && b.kind == KindString {
+		return a.str == b.str
+	}
+	return equal(a, b)
+}
+
+func equal(a, b Value) bool {
 	if a.kind != b.kind {
 		return false
 	}
@@ -215,7 +291,10 @@ func Equal(a, b Value) bool {
 	case KindString:
 		return a.str == b.str
 	case KindArray:
-		x, y := a.n.items, b.n.items
+		if a.n == b.n || (a.n.lz != nil && b.n.lz != nil && a.n.lz.raw == b.n.lz.raw) {
+			return true
+		}
+		x, y := a.n.m().items, b.n.m().items
 		if len(x) != len(y) {
 			return false
 		}
@@ -226,15 +305,15 @@ func Equal(a, b Value) bool {
 		}
 		return true
 	}
-	x, y := a.n.members, b.n.members
+	if a.n == b.n || (a.n.lz != nil && b.n.lz != nil && a.n.lz.raw == b.n.lz.raw) {
+		return true
+	}
+	x, y := a.n.m().members, b.n.m().members
 	if len(x) != len(y) {
 		return false
 	}
-	if a.n == b.n {
-		return true
-	}
 	for i := range x {
-		j := b.n.find(x[i].Key)
+		j := b.n.m().find(x[i].Key)
 		if j < 0 || !Equal(x[i].Value, y[j].Value) {
 			return false
 		}
