@@ -9,7 +9,6 @@ import (
 	"github.com/j17-go/j17/engine/audit"
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/schedule"
-	"github.com/j17-go/j17/engine/snapshot"
 	"github.com/j17-go/j17/engine/spec"
 	"github.com/j17-go/j17/engine/tombstone"
 	"github.com/j17-go/j17/storage"
@@ -90,7 +89,9 @@ func (e *Engine) CancelTombstone(t Target, id string) (tombstone.Tombstone, erro
 
 // ExecuteTombstone executes a tombstone, or finishes one a crash interrupted: it records the
 // pre-tombstone root (a root anchor), rewrites the tombstoned stream and every stream its
-// onTombstone rules cascade to, and clears their cached states and snapshots.
+// onTombstone rules cascade to, clears their cached states and snapshots, cancels their
+// scheduled events, and erases the copies of their payloads in checkpoints, scheduled events and
+// sagas (purgeCopies).
 func (e *Engine) ExecuteTombstone(t Target, id string, x TombstoneExecution) (tombstone.Tombstone, error) {
 	p, err := e.open(t)
 	if err != nil {
@@ -114,48 +115,20 @@ func (e *Engine) ExecuteTombstone(t Target, id string, x TombstoneExecution) (to
 			if m != nil {
 				e.cache.Delete(cacheKey(p, m, k))
 			}
-			return dropCheckpointStates(p.store, k)
+			return nil
 		},
 		CancelScheduled: func(k storage.StreamKey) error { return e.cancelSchedulesOf(t, p, k) },
+		Purge:           func(k storage.StreamKey) error { return e.purgeCopies(p, k) },
 	}
 	ts, err := tombstone.Execute(env, id, x.Force)
 	return ts, tombstoneProblem(err)
 }
 
-// dropCheckpointStates removes the erased stream's state from every checkpoint, so that restoring
-// one cannot bring the erased payload back into a snapshot: a checkpoint of the aggregate alone is
-// deleted, a root checkpoint of its type loses that member ("m/<checkpoint id>/<aggregate id>",
-// the layout snapshot.CheckpointSpace documents).
-func dropCheckpointStates(st storage.EventStore, k storage.StreamKey) error {
-	cps, err := snapshot.Checkpoints(st)
-	if err != nil {
-		return err
-	}
-	for _, cp := range cps {
-		switch {
-		case cp.AggregateType != k.Type:
-		case cp.AggregateID == k.ID:
-			if err := snapshot.DeleteCheckpoint(st, cp.ID); err != nil {
-				return err
-			}
-		case cp.Root:
-			key := "m/" + cp.ID + "/" + k.ID
-			if _, err := st.Get(snapshot.CheckpointSpace, key); errors.Is(err, storage.ErrNotFound) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			if _, err := st.Commit(&storage.Record{Deletes: []storage.Delete{{Space: snapshot.CheckpointSpace, Key: key}}}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // cancelSchedulesOf cancels the pending scheduled events that would write to an erased stream
-// (step 5 of the Tombstones page's execution). One that fires or is canceled meanwhile is left
-// as it is.
+// (step 5 of the Tombstones page's execution), and those the erased stream's events scheduled:
+// their data was rendered from the erased payload, which purgeCopies then clears, so firing them
+// would write it back elsewhere or write nothing meaningful. One that fires or is canceled
+// meanwhile is left as it is.
 func (e *Engine) cancelSchedulesOf(t Target, p *pair, k storage.StreamKey) error {
 	ids, _ := p.sched.List(schedule.Pending, math.MaxInt, 0)
 	for _, id := range ids {
@@ -163,7 +136,9 @@ func (e *Engine) cancelSchedulesOf(t Target, p *pair, k storage.StreamKey) error
 		if err != nil {
 			return err
 		}
-		if r.AggregateType != k.Type || r.AggregateID != k.ID {
+		target := r.AggregateType == k.Type && r.AggregateID == k.ID
+		source := r.SourceType == k.Type && r.SourceID == k.ID
+		if !target && !source {
 			continue
 		}
 		if _, err := e.CancelScheduled(t, id); err != nil && !errors.Is(err, problem.ErrConflict) {

@@ -269,3 +269,44 @@ func dirSize(b *testing.B, path string) int64 {
 	}
 	return n
 }
+
+// BenchmarkErase measures Erase of one record-space key in a store of records records, each
+// holding an event and a put: the log scan, the compaction of the ten records that held the key
+// (written again before each erasure, outside the timing) and the index vacuum.
+func BenchmarkErase(b *testing.B) {
+	for _, records := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			data := benchData(300)
+			commit := func(i int, key string) {
+				_, err := s.Commit(&Record{
+					Appends: []Append{{Stream: StreamKey{Type: "order", ID: fmt.Sprintf("o%d", i%50)}, Expect: Expect{Kind: Skip}, Events: []NewEvent{{Type: "was_paid", Data: data, Metadata: benchMeta, Timestamp: 1705312800}}}},
+					Puts:    []Put{{Space: "state", Key: key, Value: data}},
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := 0; i < records; i++ {
+				commit(i, fmt.Sprintf("k%d", i))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for j := 0; j < 10; j++ {
+					commit(j, "erased")
+				}
+				b.StartTimer()
+				if err := s.Erase(nil, []Delete{{Space: "state", Key: "erased"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(records)*float64(b.N)/b.Elapsed().Seconds(), "records_scanned/s")
+		})
+	}
+}

@@ -1,12 +1,14 @@
 // Package storage keeps the event streams of one (instance, environment) on top of the segment
 // log in package wal: atomic multi-stream commits with optimistic concurrency, stream ids, per
 // stream hash chains, a bbolt index for lengths, positions and listing, stream rewrites for
-// erasure, aggregate snapshots, a record space for engine data, and NDJSON export and import.
+// erasure, aggregate snapshots, a record space for engine data (with physical erasure of old
+// values), and NDJSON export and import.
 //
 // # Layout
 //
 //	dir/log/          the log (package wal): the only source of truth
 //	dir/index.db      bbolt index, derived from the log (index_codec.go lists its buckets)
+//	dir/index.db.vacuum  the copy an index vacuum (Erase) writes before renaming it over index.db
 //	dir/snapshots/    one file per stream with its latest aggregate snapshot, derived
 //
 // # Records
@@ -29,7 +31,11 @@
 //   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
 //     exactly the index the store maintains; Check verifies this and every chain.
 //   - Erasure is real: Rewrite returns after the records that held the old events are gone from
-//     every file of the log, the stream's snapshot is deleted and the read cache evicted.
+//     every file of the log, the stream's snapshot is deleted and the read cache evicted. Erase
+//     returns after the records that held any older value of its record-space keys are gone from
+//     the log and index.db has been rewritten without the free pages that held those values
+//     (bbolt frees pages without clearing them; the index stores events' positions, never their
+//     bytes, so only record-space values need this).
 //
 // # Durability
 //
@@ -45,10 +51,10 @@
 // # Recovery
 //
 // Open lets the log recover its torn tail (corruption elsewhere is an error: see
-// wal.IsCorruption), rebuilds index.db if it is missing, unreadable or ahead of the log (a log
-// cut by a repair), repairs the record positions of a compaction interrupted between the log's
-// rename and the index update, applies every record after the watermark, and finishes any
-// erasure a crash interrupted.
+// wal.IsCorruption), removes the partial copy of an interrupted index vacuum, rebuilds index.db
+// if it is missing, unreadable or ahead of the log (a log cut by a repair), repairs the record
+// positions of a compaction interrupted between the log's rename and the index update, applies
+// every record after the watermark, and finishes any erasure a crash interrupted.
 //
 // # Rewrite and compaction
 //
@@ -58,6 +64,13 @@
 // segments without them. A carry has a new lsn but the precedence (eff) of the record it copies,
 // so re-applying it never overrides newer data; this is what keeps "index equals rebuild" true
 // whether a crash left the old record, the carry, or both. Every step is idempotent.
+//
+// Erase works the same way for record-space keys: it finds, by a scan of the log, every record
+// that put one of the keys, and appends an erasure record with the keys' new values or deletions
+// and those records' lsns as superseded (no events). Its job carries and compacts like a
+// rewrite's, then vacuums the index: a copy of index.db's live data (bbolt.Compact), fsynced and
+// renamed over it, made while the indexer waits. The job is removed from the new index only
+// after the rename, so a crash at any step runs the whole job again at open.
 //
 // # Concurrency
 //
@@ -73,7 +86,9 @@
 // reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
 // overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
 // Position lookups are serialized with compaction by compactMu, so a reader can wait for the
-// index swap of a compaction, never for a commit. Range calls its callback outside every lock.
+// index swap of a compaction, never for a commit. Every bbolt transaction holds dbMu shared; an
+// index vacuum (Erase only) holds it exclusively just to close, rename and reopen the file.
+// Range calls its callback outside every lock.
 // Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for its
 // lsn), so replaying a recently read or written stream costs no system call.
 //

@@ -26,6 +26,8 @@ type EventStore interface {
 	List(typ, cursor string, limit int) ([]string, error)
 	// Rewrite replaces every event of a stream and erases the old versions.
 	Rewrite(k StreamKey, fn func(Event) (NewEvent, error)) (RewriteResult, error)
+	// Erase sets and deletes record-space keys and erases every older value of them.
+	Erase(puts []Put, deletes []Delete) error
 	// PutSnapshot, GetSnapshot and DropSnapshot manage derived aggregate snapshots.
 	PutSnapshot(k StreamKey, snap Snapshot) error
 	GetSnapshot(k StreamKey) (Snapshot, bool, error)

@@ -213,11 +213,12 @@ func (x *indexTx) applySpace(r *record, space, key string, live bool, value []by
 	return x.space.Put(k, e.marshal())
 }
 
-// addJob records the erasure work a rewrite record implies: dropping the superseded records that
-// are still in the log. Superseded records always precede the rewrite, so at this point the
-// records bucket knows exactly which of them remain, during live indexing and during a rebuild.
+// addJob records the erasure work a rewrite or erasure record implies: dropping the superseded
+// records that are still in the log. Superseded records always precede the record, so at this
+// point the records bucket knows exactly which of them remain, during live indexing and during a
+// rebuild. A rewrite record has one group, its stream; an erasure record (Erase) has none.
 func (x *indexTx) addJob(r *record) error {
-	if len(r.groups) != 1 {
+	if len(r.groups) > 1 {
 		return fmt.Errorf("%w: rewrite record with %d groups", ErrBadRecord, len(r.groups))
 	}
 	var present []uint64
@@ -229,7 +230,11 @@ func (x *indexTx) addJob(r *record) error {
 	if len(present) == 0 {
 		return nil
 	}
-	v := streamKeyBytes(nil, r.groups[0].stream)
+	var stream StreamKey
+	if len(r.groups) == 1 {
+		stream = r.groups[0].stream
+	}
+	v := streamKeyBytes(nil, stream)
 	v = append(v, 0)
 	return x.jobs.Put(u64Key(r.lsn), marshalLSNs(v, present))
 }

@@ -16,6 +16,7 @@ import (
 //	records    lsn(8B BE) -> pos 8B (wal.Pos.Uint64) for every record in the log
 //	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
 //	jobs       rewrite lsn(8B BE) -> type 0 id 0 | superseded lsns (8B each) still in the log
+//	           (type and id empty for an erasure record of Erase)
 //	compacting seg(4B BE) -> lsns (8B each) being dropped from that segment
 var (
 	bucketMeta       = []byte("meta")

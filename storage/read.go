@@ -20,7 +20,7 @@ func (s *Store) durableHead(k StreamKey) (head, error) {
 	}
 	s.ov.mu.RUnlock()
 	var bh head
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketStreams).Get(streamKeyBytes(nil, k)); b != nil {
 			return bh.unmarshal(b)
 		}
@@ -62,7 +62,7 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 	s.ov.mu.RUnlock()
 	prefix := eventKey(nil, k, 0)
 	prefix = prefix[:len(prefix)-8]
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketEvents).Cursor()
 		for key, v := c.Seek(eventKey(nil, k, from)); key != nil && bytes.HasPrefix(key, prefix) && len(key) == len(prefix)+8; key, v = c.Next() {
 			idx := binary.BigEndian.Uint64(key[len(prefix):])
@@ -95,6 +95,21 @@ func (s *Store) loadRecord(lsn uint64) (*record, error) {
 	if r := s.cache.get(lsn); r != nil {
 		return r, nil
 	}
+	payload, err := s.readPayload(lsn)
+	if err != nil {
+		return nil, err
+	}
+	r, err := unmarshalRecord(payload)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.put(r)
+	return r, nil
+}
+
+// readPayload reads the payload of the record with the given lsn from the log, bypassing the
+// cache.
+func (s *Store) readPayload(lsn uint64) ([]byte, error) {
 	s.compactMu.RLock()
 	defer s.compactMu.RUnlock()
 	pos, err := s.recordPos(lsn)
@@ -108,15 +123,10 @@ func (s *Store) loadRecord(lsn uint64) (*record, error) {
 	if kind != kindRecord {
 		return nil, fmt.Errorf("%w: kind %d at %s", ErrBadRecord, kind, pos)
 	}
-	r, err := unmarshalRecord(payload)
-	if err != nil {
-		return nil, err
+	if got, err := recordLSN(payload); err != nil || got != lsn {
+		return nil, fmt.Errorf("%w: record at %s has lsn %d, want %d", ErrBadRecord, pos, got, lsn)
 	}
-	if r.lsn != lsn {
-		return nil, fmt.Errorf("%w: record at %s has lsn %d, want %d", ErrBadRecord, pos, r.lsn, lsn)
-	}
-	s.cache.put(r)
-	return r, nil
+	return payload, nil
 }
 
 // recordPos finds a record in the log. REQUIRES: s.compactMu held (shared or exclusive).
@@ -127,7 +137,7 @@ func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
 	if ok {
 		return pos, nil
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecords).Get(u64Key(lsn))
 		if b == nil {
 			return fmt.Errorf("%w: record %d", ErrNotFound, lsn)
@@ -271,7 +281,7 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	slices.Sort(fresh)
 	var stored []string
 	prefix := append([]byte(typ), 0)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketTypes).Cursor()
 		k, _ := c.Seek(append(append([]byte(nil), prefix...), cursor...))
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(stored) < limit; k, _ = c.Next() {
@@ -330,7 +340,7 @@ func (s *Store) Scan(space, prefix string, fn func(key string, value []byte) err
 		}
 	}
 	s.ov.mu.RUnlock()
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSpace).Cursor()
 		for k, v := c.Seek([]byte(full)); k != nil && bytes.HasPrefix(k, []byte(full)); k, v = c.Next() {
 			var e spaceEntry

@@ -266,6 +266,39 @@ func unmarshalRecord(payload []byte) (*record, error) {
 	return r, nil
 }
 
+// putsAny reports whether a payload puts a record-space key for which match holds, skipping
+// over the events without decoding them into memory.
+func putsAny(payload []byte, match func(space, key []byte) bool) (bool, error) {
+	if len(payload) < headerSize || payload[0] != recordVersion {
+		return false, fmt.Errorf("%w: bad header", ErrBadRecord)
+	}
+	d := decoder{b: payload[headerSize:]}
+	for n := d.count(1); n > 0; n-- {
+		d.uv()
+	}
+	for g := d.count(11); g > 0; g-- {
+		d.bytes()
+		d.bytes()
+		d.u64()
+		for n := d.count(59); n > 0; n-- {
+			d.u64()
+			d.u64()
+			d.u64()
+			d.bytes()
+			d.bytes()
+			d.bytes()
+			d.hash()
+		}
+	}
+	found := false
+	for n := d.count(3); n > 0 && d.err == nil; n-- {
+		space, key := d.bytes(), d.bytes()
+		d.bytes()
+		found = found || (d.err == nil && match(space, key))
+	}
+	return found, d.err
+}
+
 // eventAt returns the ordinal-th event of the record (counting across groups) and its group.
 func (r *record) eventAt(ordinal uint32) (*recGroup, *recEvent, uint64, bool) {
 	o := int(ordinal)

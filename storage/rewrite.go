@@ -143,15 +143,19 @@ func (s *Store) runJobs() error {
 	return s.runJobsLocked()
 }
 
+// job is the work of a rewrite record (stream set) or of an erasure record (stream zero).
 type job struct {
 	lsn    uint64
 	stream StreamKey
 	drop   []uint64
 }
 
-// runJobsLocked carries out every pending erasure job: re-append the still-current content of the
-// superseded records, then compact the segments that hold them. Each step is idempotent, so a
-// crash anywhere is repaired by running the job again at open. REQUIRES: s.rewriteMu held.
+func (j job) erasure() bool { return j.stream == StreamKey{} }
+
+// runJobsLocked carries out every pending erasure job, of Rewrite or Erase: re-append the
+// still-current content of the superseded records, then compact the segments that hold them (and
+// for Erase, vacuum the index). Each step is idempotent, so a crash anywhere is repaired by
+// running the job again at open. REQUIRES: s.rewriteMu held.
 func (s *Store) runJobsLocked() error {
 	s.mu.Lock()
 	last := s.mu.lsn
@@ -160,7 +164,7 @@ func (s *Store) runJobsLocked() error {
 		return err
 	}
 	var jobs []job
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 			st, rest, ok := bytes.Cut(v, []byte{0})
 			if !ok {
@@ -180,9 +184,16 @@ func (s *Store) runJobsLocked() error {
 	for _, j := range jobs {
 		start := time.Now()
 		if err := s.runJob(j); err != nil {
+			if j.erasure() {
+				return fmt.Errorf("storage: erase old record-space values (record %d): %w", j.lsn, err)
+			}
 			return fmt.Errorf("storage: erase old versions of %s: %w", j.stream, err)
 		}
-		s.log.Info("storage: rewrite compacted", "stream", j.stream.String(), "records", len(j.drop), "took", time.Since(start))
+		if j.erasure() {
+			s.log.Info("storage: erasure compacted", "records", len(j.drop), "took", time.Since(start))
+		} else {
+			s.log.Info("storage: rewrite compacted", "stream", j.stream.String(), "records", len(j.drop), "took", time.Since(start))
+		}
 	}
 	return nil
 }
@@ -199,8 +210,9 @@ func (s *Store) runJob(j job) error {
 	if err := s.flush(lastCarry); err != nil {
 		return err
 	}
+	s.hook("carried")
 	segs := make(map[uint32]bool)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketRecords)
 		for _, x := range j.drop {
 			if b := rb.Get(u64Key(x)); b != nil {
@@ -223,9 +235,17 @@ func (s *Store) runJob(j job) error {
 		if err := s.compactSegment(seg, j.drop, drop); err != nil {
 			return err
 		}
+		s.hook("compacted")
 	}
 	s.cache.evict(j.drop)
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Delete(u64Key(j.lsn)) })
+	// Record-space values were also in the index, whose free pages keep them; events never are.
+	if j.erasure() {
+		if err := s.vacuumIndex(); err != nil {
+			return err
+		}
+		s.hook("vacuumed")
+	}
+	return s.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Delete(u64Key(j.lsn)) })
 }
 
 // carry re-appends what record x still holds (other streams' current events, current
@@ -329,7 +349,7 @@ func (s *Store) sealSegments(segs map[uint32]bool) error {
 // first, so that a crash between the log's rename and the index update is repaired at open.
 func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bool) error {
 	segKey := binary.BigEndian.AppendUint32(nil, seg)
-	if err := s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketCompacting).Put(segKey, marshalLSNs(nil, dropList))
 	}); err != nil {
 		return err
@@ -358,7 +378,7 @@ func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bo
 	if err != nil {
 		return fmt.Errorf("compact segment %d: %w", seg, err)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketRecords)
 		for l, pos := range moved {
 			if err := rb.Put(u64Key(l), binary.BigEndian.AppendUint64(nil, pos.Uint64())); err != nil {

@@ -50,8 +50,14 @@ type Store struct {
 	// compactMu is held shared while a record position is looked up and read, and exclusively
 	// while a compaction moves records and the index is updated to match.
 	compactMu sync.RWMutex
-	// rewriteMu runs one rewrite (and its compactions) at a time.
+	// rewriteMu runs one rewrite or erasure (and its compactions) at a time.
 	rewriteMu sync.Mutex
+	// dbMu is held shared around every transaction on db, and exclusively while an index vacuum
+	// swaps the file under it (vacuum.go). Lock order: compactMu, then dbMu.
+	dbMu sync.RWMutex
+	// idxMu is held by the indexer for each transaction, and by an index vacuum while it copies
+	// the file, so that no write is lost between the copy and the swap.
+	idxMu sync.Mutex
 
 	indexed     atomic.Uint64 // lsn of the last record in bbolt
 	indexSignal chan struct{}
@@ -60,6 +66,17 @@ type Store struct {
 	indexDone   chan struct{}
 	flushMu     sync.Mutex
 	flushCond   *sync.Cond
+
+	// stepHook, set only by tests before any erasure starts, runs at each durable step of an
+	// erasure job (recorded, carried, compacted, copied, vacuumed), where tests copy the files to
+	// reopen them as a crash there would leave them.
+	stepHook func(step string)
+}
+
+func (s *Store) hook(step string) {
+	if s.stepHook != nil {
+		s.stepHook(step)
+	}
 }
 
 // Open opens (creating it if needed) the store in dir: the log in dir/log, the index in
@@ -93,7 +110,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	var wm watermark
-	if err := s.db.View(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
+	if err := s.view(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -116,6 +133,10 @@ func boltOptions(noSync bool) *bolt.Options {
 // compactions and catches up from the watermark.
 func (s *Store) openIndex() error {
 	path := filepath.Join(s.dir, "index.db")
+	// A vacuum copy left by a crash was never installed; the erasure job that made it runs again.
+	if err := os.Remove(path + vacuumSuffix); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("storage: remove interrupted index vacuum: %w", err)
+	}
 	db, err := bolt.Open(path, 0o644, boltOptions(s.opts.NoSync))
 	if err != nil && !errors.Is(err, bolt.ErrTimeout) {
 		s.log.Warn("storage: index unreadable, rebuilding from the log", "err", err)
@@ -465,7 +486,8 @@ func (s *Store) indexPending(all bool) {
 		if n == 0 {
 			return
 		}
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		s.idxMu.Lock()
+		err := s.update(func(tx *bolt.Tx) error {
 			x, err := newIndexTx(tx)
 			if err != nil {
 				return err
@@ -477,6 +499,7 @@ func (s *Store) indexPending(all bool) {
 			}
 			return x.finish()
 		})
+		s.idxMu.Unlock()
 		if err != nil {
 			s.fail(fmt.Errorf("index write: %w", err))
 			return
@@ -525,9 +548,23 @@ func (s *Store) flush(lsn uint64) error {
 	return nil
 }
 
+// view and update run a transaction on the index, which an index vacuum may swap between two
+// calls.
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	return s.db.View(fn)
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	return s.db.Update(fn)
+}
+
 // boltEntry and boltSpace read the indexed version of a key, for the overlay's carry rule.
 func (s *Store) boltEntry(k StreamKey, idx uint64) (e entry, ok bool) {
-	s.db.View(func(tx *bolt.Tx) error {
+	s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketEvents).Get(eventKey(nil, k, idx)); b != nil {
 			ok = e.unmarshal(b) == nil
 		}
@@ -537,7 +574,7 @@ func (s *Store) boltEntry(k StreamKey, idx uint64) (e entry, ok bool) {
 }
 
 func (s *Store) boltSpace(k string) (e spaceEntry, ok bool) {
-	s.db.View(func(tx *bolt.Tx) error {
+	s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketSpace).Get([]byte(k)); b != nil {
 			ok = e.unmarshal(append([]byte(nil), b...)) == nil
 		}

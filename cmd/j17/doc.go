@@ -5,6 +5,7 @@
 //	j17 handler test ...     run a spec's handlers on sample events
 //	j17 events ...           check events against a spec
 //	j17 repair [--data DIR]  truncate damaged logs at their first bad record (server stopped)
+//	j17 verify PATH          verify chains and Merkle roots of a data directory or an NDJSON export
 //
 // This package is the only place that reads flags and environment variables; every other
 // package takes explicit options. `j17 serve` takes each flag also from an environment variable

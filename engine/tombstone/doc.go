@@ -23,7 +23,10 @@
 //     skips what is recorded, rewrites the rest, and reaches the same final state: a marker is
 //     kept unchanged by a later rewrite, so rewriting an erased stream again changes no byte.
 //   - Rewrites go through storage.Rewrite, which returns only after the old bytes are gone from
-//     the log files and the stream's snapshot is dropped.
+//     the log files and the stream's snapshot is dropped. The copies of a stream's payload kept
+//     in the record space (checkpoint states, scheduled-event data, saga triggers) are erased by
+//     Env.Purge through storage.Store.Erase before the stream is recorded as done, so completed
+//     means that no byte of an erased payload remains in any file of the data directory.
 //
 // # Concurrency
 //

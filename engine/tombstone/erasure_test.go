@@ -3,6 +3,7 @@ package tombstone_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +16,33 @@ import (
 
 // TestErasureIsPhysical follows the Tombstones page: alice's stream and the message she sent
 // are erased from every file, compressed or not; the message sent to her and her order stay.
+// Copies of alice's payload outside her events go too: her checkpoint and her member of a root
+// checkpoint, the data of a schedule her event rendered for another stream, and the trigger and
+// "@" snapshot of the saga her event started.
 func TestErasureIsPhysical(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{now: start}
-	f := open(t, dir, c)
+	f := openSpec(t, dir, c, "spec_copies.json")
 	s := f.story(t)
+	for _, typ := range [][2]string{{"user", alice}, {"user", ""}} {
+		if _, err := f.e.CreateCheckpoint(f.t, typ[0], typ[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f.close(t)
 	for _, tok := range []string{s.alice, s.m1, s.m2, s.o1} {
 		if !compressed(t, dir, tok) {
 			t.Fatalf("token %s is not held only in compressed records before erasure; the test would prove nothing", tok)
 		}
 	}
+	copies := spaceCopies(t, f, s.alice)
+	for _, space := range []string{"checkpoints", "scheduled", "saga"} {
+		if !slices.ContainsFunc(copies, func(c string) bool { return strings.HasPrefix(c, space+"/") }) {
+			t.Fatalf("no value of space %s holds alice's payload before erasure (got %v); the test would prove less", space, copies)
+		}
+	}
 
-	f = open(t, dir, c)
+	f = openSpec(t, dir, c, "spec_copies.json")
 	for _, k := range [][2]string{{"user", alice}, {"message", m1}} {
 		if _, err := f.e.Aggregate(f.t, k[0], k[1], engine.ReadQuery{}); err != nil {
 			t.Fatal(err)
@@ -70,7 +85,18 @@ func TestErasureIsPhysical(t *testing.T) {
 			t.Errorf("events of the erased stream lack %s: %s", w, ev)
 		}
 	}
+	canceled, err := f.e.Scheduled(f.t, engine.ScheduledQuery{Status: "canceled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(canceled), `"aggregate_type":"notice"`) || !strings.Contains(string(canceled), `"data":null`) {
+		t.Errorf("the notice alice's event scheduled: got %s, want it canceled with its data cleared", canceled)
+	}
 	f.close(t)
+	cleared := `"trigger":{"aggregate_type":"user","id":"` + alice + `","type":"was_created","data":null}`
+	if got := spaceCopies(t, f, cleared); len(got) != 2 {
+		t.Errorf("sagas kept with their trigger cleared: got %v, want alice's two", got)
+	}
 
 	for name, tok := range map[string]string{"user:alice": s.alice, "message:m1": s.m1} {
 		if got := findings(t, dir, tok); len(got) > 0 {

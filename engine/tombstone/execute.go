@@ -36,9 +36,13 @@ type Env struct {
 	Root func() (string, error)
 	// Forget clears every cached or saved state of a rewritten stream.
 	Forget func(storage.StreamKey) error
-	// CancelScheduled cancels the pending scheduled events that target a rewritten stream; nil
-	// cancels nothing.
+	// CancelScheduled cancels the pending scheduled events that target a rewritten stream or
+	// that its events scheduled; nil cancels nothing.
 	CancelScheduled func(storage.StreamKey) error
+	// Purge erases every copy of a rewritten stream's payload kept outside its events
+	// (checkpoint states, scheduled-event data, saga triggers and results), returning only when
+	// no byte of them remains in any file (storage.Store.Erase); nil erases nothing more.
+	Purge func(storage.StreamKey) error
 	// Hook, when set, runs at each Step; an error stops the execution there, as a crash would,
 	// leaving the tombstone executing. It exists for crash tests.
 	Hook func(Step) error
@@ -185,6 +189,11 @@ func erase(env *Env, k storage.StreamKey, id string, at time.Time) (uint64, erro
 	}
 	if env.CancelScheduled != nil {
 		if err := env.CancelScheduled(k); err != nil {
+			return 0, err
+		}
+	}
+	if env.Purge != nil {
+		if err := env.Purge(k); err != nil {
 			return 0, err
 		}
 	}

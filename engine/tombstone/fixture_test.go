@@ -59,8 +59,14 @@ type fixture struct {
 
 var start = time.Date(2026, 3, 8, 14, 30, 0, 0, time.UTC)
 
-// open opens (and on first use sets up) a fixture over dir.
+// open opens (and on first use sets up) a fixture over dir with testdata/spec.json.
 func open(t *testing.T, dir string, c *clock) *fixture {
+	t.Helper()
+	return openSpec(t, dir, c, "spec.json")
+}
+
+// openSpec opens (and on first use sets up, deploying testdata/<specFile>) a fixture over dir.
+func openSpec(t *testing.T, dir string, c *clock, specFile string) *fixture {
 	t.Helper()
 	ctl, err := control.Open(filepath.Join(dir, "control.db"), control.Options{BcryptCost: bcrypt.MinCost, Clock: c})
 	if err != nil {
@@ -72,7 +78,7 @@ func open(t *testing.T, dir string, c *clock) *fixture {
 		if inst, err = ctl.CreateInstance("app"); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := os.ReadFile(filepath.Join("testdata", "spec.json"))
+		doc, err := os.ReadFile(filepath.Join("testdata", specFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,6 +201,30 @@ func findings(t *testing.T, dir, tok string) []string {
 			return nil
 		})
 		_ = w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// spaceCopies names the record-space values ("space/key") of the checkpoint, schedule and saga
+// spaces that hold tok. The engine must be closed.
+func spaceCopies(t *testing.T, f *fixture, tok string) []string {
+	t.Helper()
+	st, err := storage.Open(f.storeDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out []string
+	for _, space := range []string{"checkpoints", "scheduled", "saga"} {
+		err := st.Scan(space, "", func(key string, value []byte) error {
+			if bytes.Contains(value, []byte(tok)) {
+				out = append(out, space+"/"+key)
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
