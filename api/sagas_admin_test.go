@@ -41,6 +41,20 @@ func TestSagaChainDepthLimit(t *testing.T) {
 	if !strings.Contains(ds.logs.String(), "saga_depth_exceeded") {
 		t.Fatal("no saga_depth_exceeded entry in the log")
 	}
+	// e2 (written by s2, depth 2) schedules its e4; e3 (written by s3, the deepest link) schedules
+	// nothing: past the chain limit schedule hooks are skipped too.
+	res := ds.admin("GET", "/_admin/scheduled?status=pending")
+	expect(t, "pending schedules", res, 200)
+	var from []string
+	for _, s := range res.body["data"].([]any) {
+		from = append(from, fmt.Sprint(s.(map[string]any)["data"]))
+	}
+	if fmt.Sprint(from) != "[map[from:e2]]" {
+		t.Fatalf("got pending schedules with data %v, want only the one from e2", from)
+	}
+	if !strings.Contains(ds.logs.String(), "saga_depth_exceeded: schedule hooks skipped") {
+		t.Fatal("no saga_depth_exceeded entry for the skipped schedule")
+	}
 }
 
 // TestSagaAdminRoutes covers the operator API around the examples: who may call it, the ops

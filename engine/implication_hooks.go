@@ -70,12 +70,21 @@ type implicationHook struct {
 	p   *pair
 	m   *model
 	now time.Time
+	// sagaDepth is the chain depth of the saga writing the request, 0 for any other write: past
+	// MaxSagaDepth the events of the record schedule nothing (the Sagas page's chain limit).
+	sagaDepth int
 	// created holds the schedules of the last expand.
 	created []*schedule.Record
 }
 
 func (e *Engine) implications(p *pair, m *model, now time.Time) *implicationHook {
 	return &implicationHook{e: e, p: p, m: m, now: now}
+}
+
+// bySagaAt marks the hook as running for a step of a saga at chain depth depth.
+func (h *implicationHook) bySagaAt(depth int) *implicationHook {
+	h.sagaDepth = depth
+	return h
 }
 
 func (h *implicationHook) idle(plan *write.Plan) bool {
@@ -146,6 +155,12 @@ func (h *implicationHook) s0(k storage.StreamKey) (tick.Value, error) {
 // pair.
 func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Record) error {
 	if len(list) == 0 {
+		return nil
+	}
+	if h.sagaDepth+1 > MaxSagaDepth {
+		for _, s := range list {
+			rec.Puts = append(rec.Puts, h.e.depthExceeded("schedule", s.Source, s.EventType, h.sagaDepth+1, h.now.UnixMilli()))
+		}
 		return nil
 	}
 	adds := map[storage.StreamKey]int{}

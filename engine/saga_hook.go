@@ -73,7 +73,7 @@ func (h *sagaHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
 				continue
 			}
 			if h.depth+1 > MaxSagaDepth {
-				rec.Puts = append(rec.Puts, h.depthExceeded(app.Stream, ev.Type, now.UnixMilli()))
+				rec.Puts = append(rec.Puts, h.e.depthExceeded("saga", app.Stream, ev.Type, h.depth+1, now.UnixMilli()))
 				continue
 			}
 			if upTo < 0 {
@@ -117,13 +117,14 @@ func (h *sagaHook) committed() {
 	h.e.notifySagas(h.p.sagas, h.touched)
 }
 
-// depthExceeded is the audit entry of a saga hook skipped for its depth.
-func (h *sagaHook) depthExceeded(k storage.StreamKey, eventType string, nowMs int64) storage.Put {
-	h.e.log.Warn("saga_depth_exceeded: saga hooks skipped", slog.String("stream", k.String()),
-		slog.String("event_type", eventType), slog.Int("depth", h.depth+1))
+// depthExceeded is the audit entry of a saga or schedule hook skipped because the event that
+// would run it was written by a saga at the deepest chain depth; hook names which.
+func (e *Engine) depthExceeded(hook string, k storage.StreamKey, eventType string, depth int, nowMs int64) storage.Put {
+	e.log.Warn("saga_depth_exceeded: "+hook+" hooks skipped", slog.String("stream", k.String()),
+		slog.String("event_type", eventType), slog.Int("depth", depth))
 	v, _ := json.Marshal(map[string]any{
-		"action": "saga_depth_exceeded", "aggregate_type": k.Type, "id": k.ID, "event_type": eventType,
-		"depth": h.depth + 1, "max_depth": MaxSagaDepth, "at": nowMs / 1000,
+		"action": "saga_depth_exceeded", "hook": hook, "aggregate_type": k.Type, "id": k.ID, "event_type": eventType,
+		"depth": depth, "max_depth": MaxSagaDepth, "at": nowMs / 1000,
 	})
 	return storage.Put{Space: sagaAuditSpace, Key: newSagaID(nowMs), Value: v}
 }
