@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -53,6 +54,10 @@ func buildIndex(path string, w *wal.Log, noSync bool) error {
 // Check verifies a closed store: every stream's hash chain, recomputed from the events in the
 // log, matches what is stored, and the index equals a rebuild from the log. Errors wrap
 // ErrChainMismatch or ErrIndexMismatch.
+//
+// An index behind the log is the normal state after a crash (Open catches it up), so the index
+// is compared as Open would leave it: a copy of it is caught up first, and index.db itself is
+// left as it was.
 func Check(dir string, opts Options) error {
 	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
 	if err != nil {
@@ -73,12 +78,38 @@ func Check(dir string, opts Options) error {
 	if err := verifyChains(rebuilt, w); err != nil {
 		return err
 	}
-	current, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, ro)
+	caughtUp := filepath.Join(dir, "index.check-current.db")
+	defer os.Remove(caughtUp)
+	if err := copyFile(filepath.Join(dir, "index.db"), caughtUp); err != nil {
+		return fmt.Errorf("storage: copy index: %w", err)
+	}
+	current, err := bolt.Open(caughtUp, 0o644, boltOptions(true))
 	if err != nil {
 		return err
 	}
 	defer current.Close()
+	if _, err := catchUp(current, w); err != nil {
+		return err
+	}
 	return compareIndexes(current, rebuilt)
+}
+
+// copyFile copies src to a new file dst, which Check removes; nothing needs it durable.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 func compareIndexes(a, b *bolt.DB) error {

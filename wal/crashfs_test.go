@@ -1,11 +1,11 @@
 package wal
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -157,21 +157,44 @@ func (c *crashFS) unstall() {
 }
 
 // crash returns what survives a power loss now: durable names with their synced contents, plus
-// the first torn bytes of each file's unsynced appended bytes (a write cut short).
+// the first torn bytes of each file's unsynced writes from the first byte they changed (a write cut
+// short), whether they appended or overwrote preallocated space.
 func (c *crashFS) crash(torn int) *crashFS {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := newCrashFS()
 	for p, ino := range c.durable {
 		data := slices.Clone(ino.synced)
-		if extra := len(ino.data) - len(ino.synced); extra > 0 && torn > 0 && strings.HasPrefix(string(ino.data), string(ino.synced)) {
-			data = append(data, ino.data[len(ino.synced):len(ino.synced)+min(torn, extra)]...)
+		if from := firstChange(ino.synced, ino.data); torn > 0 && from < len(ino.data) {
+			to := min(from+torn, len(ino.data))
+			if to > len(data) {
+				data = append(data, make([]byte, to-len(data))...)
+			}
+			copy(data[from:to], ino.data[from:to])
 		}
 		n := &inode{data: data, synced: slices.Clone(data)}
 		out.names[p] = n
 		out.durable[p] = n
 	}
 	return out
+}
+
+// firstChange returns the first offset at which now differs from synced, or len(now) if it only
+// shrank or did not change.
+func firstChange(synced, now []byte) int {
+	n := min(len(synced), len(now))
+	for at := 0; at < n; at += 4096 {
+		end := min(at+4096, n)
+		if bytes.Equal(synced[at:end], now[at:end]) {
+			continue
+		}
+		for i := at; ; i++ {
+			if synced[i] != now[i] {
+				return i
+			}
+		}
+	}
+	return n
 }
 
 // file returns the current contents of name, for tests that damage it.

@@ -22,8 +22,9 @@ import (
 //   - Records reach the file in the order their Write calls took mu, and positions increase in
 //     that order.
 //   - A group becomes durable only after every earlier group has.
-//   - A segment is fsynced before the next one is created, and the directory is fsynced after a
-//     segment is created, so after a crash only the last segment can have a torn tail.
+//   - A segment is fsynced, and trimmed of its preallocated tail, before the next one is
+//     created, and the directory is fsynced after a segment is created, so after a crash only
+//     the last segment can have a torn tail or a preallocated one.
 //   - End() moves only after the fsync, so readers never see bytes that a crash could take back.
 //   - gather runs after a group's waiters are woken and before the next group is taken: it delays
 //     the next write, never an acknowledgement, and it neither reorders records nor lets a group
@@ -195,7 +196,13 @@ func (l *Log) flushLoop() {
 		}
 		l.mu.flusherIdle = false
 		if len(l.mu.parts) == 0 {
+			failed := l.mu.err
 			l.mu.Unlock()
+			if failed == nil {
+				if err := l.trimActive(); err != nil {
+					l.fail(err)
+				}
+			}
 			return
 		}
 		buf, parts, seq, end := l.mu.buf, l.mu.parts, l.mu.seq, l.mu.next
@@ -284,10 +291,16 @@ func (l *Log) writeGroup(buf []byte, parts []part) error {
 			}
 		}
 		if stop > p.start {
+			end := int64(p.off) + int64(stop-p.start)
+			if l.prealloc > 0 && end > l.allocEnd {
+				if err := l.extendActive(l.preallocTarget(end)); err != nil {
+					return err
+				}
+			}
 			if _, err := l.active.f.WriteAt(buf[p.start:stop], int64(p.off)); err != nil {
 				return fmt.Errorf("wal: write %s: %w", l.active.path, err)
 			}
-			l.activeSize = int64(p.off) + int64(stop-p.start)
+			l.activeSize, l.allocEnd = end, max(l.allocEnd, end)
 			l.unsynced = true
 		}
 	}
@@ -300,7 +313,9 @@ func (l *Log) writeGroup(buf []byte, parts []part) error {
 	return nil
 }
 
-// sealActive makes the active segment durable and puts an immutable view of it in the table.
+// sealActive makes the active segment durable, trims it to its records, and puts an immutable
+// view of it in the table. The trim is durable before the next segment is created, so only a
+// crash before that leaves a preallocated tail, and then on the last segment.
 func (l *Log) sealActive() error {
 	old := l.active
 	if l.unsynced {
@@ -308,6 +323,9 @@ func (l *Log) sealActive() error {
 			return fmt.Errorf("wal: fsync %s: %w", old.path, err)
 		}
 		l.unsynced = false
+	}
+	if err := l.trimActive(); err != nil {
+		return err
 	}
 	f, err := l.fs.Open(old.path)
 	if err != nil {
@@ -338,7 +356,7 @@ func (l *Log) createSegment(n uint32) error {
 		l.table.Store(t.with(n, s))
 		l.tableMu.Unlock()
 	}
-	l.active, l.activeSize = s, 0
+	l.active, l.activeSize, l.allocEnd = s, 0, 0
 	return nil
 }
 

@@ -19,7 +19,8 @@ type Log struct {
 	dir       string
 	fs        FS
 	segSize   int64
-	threshold int // <0: never compress
+	threshold int   // <0: never compress
+	prealloc  int64 // how far ahead of the writer the active segment is zero-filled; 0: never
 	noSync    bool
 	logger    *slog.Logger
 	clock     func() time.Time // times group flushes, which bound gather
@@ -63,7 +64,8 @@ type Log struct {
 
 	// Owned by the flusher goroutine.
 	active     *segment
-	activeSize int64
+	activeSize int64 // end of the active segment's records
+	allocEnd   int64 // size of the active segment's file, zero-filled past activeSize
 	unsynced   bool
 	spare      []byte
 	spareParts []part
@@ -95,6 +97,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		fs:          cmp.Or[FS](opts.FS, OSFS{}),
 		segSize:     cmp.Or(opts.SegmentSize, DefaultSegmentSize),
 		threshold:   cmp.Or(opts.CompressThreshold, DefaultCompressThreshold),
+		prealloc:    max(cmp.Or(opts.Prealloc, DefaultPrealloc), 0),
 		noSync:      opts.NoSync,
 		logger:      opts.Logger,
 		clock:       opts.Clock,
@@ -149,14 +152,11 @@ func (l *Log) recover() error {
 		return nil
 	}
 	for _, n := range nums[:len(nums)-1] {
-		s, err := openSealed(l.fs, l.dir, n)
+		s, err := l.openVerified(n)
 		if err != nil {
 			return fail(err)
 		}
 		t.segs = append(t.segs, s)
-		if bad := verifySegment(s, s.size); bad != nil {
-			return fail(bad)
-		}
 	}
 	last := nums[len(nums)-1]
 	path := segPath(l.dir, last)
@@ -171,11 +171,13 @@ func (l *Log) recover() error {
 	}
 	s := newSegment(last, path, f, false, 0)
 	t.segs = append(t.segs, s)
-	end, err := recoverTail(s, size)
+	end, zeros, err := recoverTail(s, size)
 	if err != nil {
 		return fail(err)
 	}
-	if end < size {
+	alloc := size
+	if end < size && !zeros {
+		alloc = end
 		l.logger.Warn("wal: truncating torn tail", "file", path, "offset", end, "bytes", size-end)
 		if err := f.Truncate(end); err != nil {
 			return fail(fmt.Errorf("wal: truncate %s: %w", path, err))
@@ -184,7 +186,7 @@ func (l *Log) recover() error {
 			return fail(fmt.Errorf("wal: fsync %s: %w", path, err))
 		}
 	}
-	l.active, l.activeSize = s, end
+	l.active, l.activeSize, l.allocEnd = s, end, alloc
 	l.table.Store(t)
 	l.mu.next = Pos{Seg: last, Off: uint32(end)}
 	l.durable.Store(l.mu.next.Uint64())
@@ -220,6 +222,58 @@ func listSegments(fs FS, dir string, logger *slog.Logger) ([]uint32, error) {
 	}
 	slices.Sort(nums)
 	return nums, nil
+}
+
+// openVerified opens sealed segment n and checks every record of it. A sealed segment was fsynced
+// whole before the next one was created, so a bad record in it is corruption, with one exception:
+// an all-zero tail up to an aligned size is preallocated space whose trim a crash interrupted, and
+// is trimmed now.
+func (l *Log) openVerified(n uint32) (*segment, error) {
+	s, err := openSealed(l.fs, l.dir, n)
+	if err != nil {
+		return nil, err
+	}
+	off, why, err := firstBad(s, s.size)
+	if err == nil && why == "" {
+		return s, nil
+	}
+	untrimmed := false
+	if err == nil {
+		untrimmed, err = untrimmedTail(s, off, s.size)
+	}
+	path, size := s.path, s.size
+	s.release()
+	switch {
+	case err != nil:
+		return nil, &CorruptionError{File: path, Offset: off, Reason: err.Error()}
+	case !untrimmed:
+		return nil, &CorruptionError{File: path, Offset: off, Reason: why}
+	}
+	l.logger.Warn("wal: trimming preallocated tail of sealed segment", "file", path, "offset", off, "bytes", size-off)
+	if err := l.trimFile(path, off); err != nil {
+		return nil, err
+	}
+	return openSealed(l.fs, l.dir, n)
+}
+
+// trimFile truncates the file at path to size and makes that durable.
+func (l *Log) trimFile(path string, size int64) error {
+	f, err := l.fs.Open(path)
+	if err != nil {
+		return fmt.Errorf("wal: open %s: %w", path, err)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: trim %s: %w", path, err)
+	}
+	if err := l.syncFile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: fsync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("wal: close %s: %w", path, err)
+	}
+	return nil
 }
 
 func openSealed(fs FS, dir string, n uint32) (*segment, error) {

@@ -18,7 +18,9 @@ type RepairReport struct {
 
 // Repair truncates the log in dir at its first bad record, the way Open would refuse to. The
 // segments after it are moved aside into the cut copy too, so the log ends where the damage
-// starts. It fails with ErrLocked while a Log has the directory open.
+// starts. A preallocated all-zero tail, which Open keeps (last segment) or trims (sealed
+// segment), is not damage and is left alone. It fails with ErrLocked while a Log has the
+// directory open.
 //
 // Order of work, so that a crash part-way leaves either the old log or a smaller one, never a lost
 // copy: copy the tail and fsync it, move the later segments into the cut directory and fsync both
@@ -41,11 +43,15 @@ func Repair(dir string) (RepairReport, error) {
 		}
 		off, why, err := firstBad(s, s.size)
 		size := s.size
+		zeros := false
+		if err == nil && why != "" {
+			zeros, err = preallocatedTail(s, off, size, i == len(nums)-1)
+		}
 		s.release()
 		if err != nil {
 			return RepairReport{}, err
 		}
-		if why == "" {
+		if why == "" || zeros {
 			continue
 		}
 		return cut(dir, nums[i:], off, size)
@@ -130,4 +136,18 @@ func writeFileSync(path string, b []byte) error {
 		return fmt.Errorf("wal: fsync %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// preallocatedTail reports whether the bytes of s from off to size are preallocated space that
+// Open keeps or trims: all zero, and for a segment other than the last up to an aligned size.
+func preallocatedTail(s *segment, off, size int64, last bool) (bool, error) {
+	if !last {
+		return untrimmedTail(s, off, size)
+	}
+	r := segReader{s: s, limit: size}
+	rest, err := r.bytes(off, int(size-off))
+	if err != nil {
+		return false, err
+	}
+	return allZero(rest), nil
 }

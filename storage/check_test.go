@@ -1,0 +1,77 @@
+package storage
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestCheckAcceptsAnIndexBehindTheLog: after a crash the index lags the log until the next Open
+// catches it up. Check must judge the index as Open would leave it, without changing it, and
+// still catch an index that disagrees with the log.
+func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
+	opts := testOptions()
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(id string) {
+		t.Helper()
+		if _, err := s.Commit(&Record{Appends: []Append{{Stream: key("order", id), Events: []NewEvent{ev("was_placed", map[string]any{"id": id})}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("a")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "index.db")
+	behind, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	commit("b")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The index as a crash before the indexer's next batch would leave it.
+	if err := os.WriteFile(index, behind, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(dir, opts); err != nil {
+		t.Fatalf("check of an index behind the log: %v", err)
+	}
+	after, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(behind) {
+		t.Fatal("check changed index.db")
+	}
+
+	// An index that disagrees with the log is still reported.
+	db, err := bolt.Open(index, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketTypes).Cursor().First()
+		if k == nil {
+			return errors.New("no listing entry to tamper with")
+		}
+		return tx.Bucket(bucketTypes).Put(append([]byte(nil), k...), []byte("tampered"))
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
+		t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)
+	}
+}
