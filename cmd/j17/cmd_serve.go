@@ -180,8 +180,14 @@ Next steps, in another terminal:
     -d '{"environment":"staging","spec":{"aggregate_types":{"user":{"events":{"was_created":{"schema":{"type":"object"},"handler":[{"set":{"target":"","value":"$.data"}}]}}}},"agent_types":["user"]}}'
 
   # 4. Create a write key for staging (the key is shown once)
-  curl -s %[1]s/api/instances/myapp/keys %[5]s \
-    -d '{"name":"backend","scope":"write","environment":"staging"}'
+  J17_API_KEY=$(curl -s %[1]s/api/instances/myapp/keys %[5]s \
+    -d '{"name":"backend","scope":"write","environment":"staging"}' | sed -E 's/.*"key":"([^"]+)".*/\1/')
+
+  # 5. Write a first event, then read the aggregate it built
+  curl -s -X POST %[1]s/user/550e8400-e29b-41d4-a716-446655440000/was_created \
+    -H "Authorization: Bearer $J17_API_KEY" -H 'Content-Type: application/json' \
+    -d '{"data":{"name":"Alice"},"metadata":{"actor":{"type":"user","id":"550e8400-e29b-41d4-a716-446655440001"}}}'
+  curl -s %[1]s/user/550e8400-e29b-41d4-a716-446655440000 -H "Authorization: Bearer $J17_API_KEY"
 
 `, base, login, creds, pass, auth)
 }

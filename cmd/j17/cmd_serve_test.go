@@ -247,3 +247,37 @@ func TestServeStopsOnSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestServeNextStepsReachAFirstEvent runs, in a shell, the commands serve prints at first start,
+// exactly as printed, and checks that they end with the first event's aggregate.
+func TestServeNextStepsReachAFirstEvent(t *testing.T) {
+	for _, tool := range []string{"sh", "curl", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the printed commands need %s: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	out := &syncBuffer{}
+	runServe(t, serveConfig{data: dir, maxBody: 1 << 20}, out)
+	logs := out.String()
+	start := strings.Index(logs, "Next steps, in another terminal:")
+	if start < 0 {
+		t.Fatalf("no next steps in the output:\n%s", logs)
+	}
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	for _, line := range strings.Split(logs[start:], "\n")[1:] {
+		if strings.HasPrefix(line, "time=") {
+			break // the next log line ends the printed block
+		}
+		script.WriteString(strings.TrimPrefix(line, "  ") + "\n")
+	}
+	// The data directory is absolute here, so the printed path to bootstrap.txt works from anywhere.
+	got, err := exec.Command("sh", "-c", script.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the printed commands failed: %v\n%s\nscript:\n%s", err, got, script.String())
+	}
+	if !strings.Contains(string(got), `"stream_id"`) || !strings.Contains(string(got), `"data":{"name":"Alice"`) || !strings.Contains(string(got), `"length":1`) {
+		t.Fatalf("the printed commands did not write and read a first event:\n%s", got)
+	}
+}
