@@ -21,11 +21,21 @@ vet:
 test: vet
 	$(GO) test $(TESTFLAGS) ./...
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: build
+	$(GO) run ./bench/cmd/loadgen run $(if $(BENCH_QUICK),-quick) -j17 $(BIN) -out bench/out -markdown BENCHMARKS.md \
+		-command 'make bench$(if $(BENCH_QUICK), BENCH_QUICK=1)$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' $(BENCH_ARGS)
+	bash bench/micro.sh >> BENCHMARKS.md
+
+bench-compare: build
+	@test -n '$(OLD)' || { echo 'usage: make bench-compare OLD=<git ref> [BENCH_QUICK=1] [BENCH_ARGS=...]'; exit 2; }
+	./bench/compare.sh '$(OLD)' $(if $(BENCH_QUICK),-quick) $(BENCH_ARGS)
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./fuzz/run.sh
+
+# make soak [SOAK_TIME=10m] [SOAK_KILL=1m]: traffic with a SIGKILL restart every SOAK_KILL (0 = none).
+soak: build
+	$(GO) run ./soak/cmd/soak -j17 $(BIN) -time $(or $(SOAK_TIME),10m) -kill-every $(or $(SOAK_KILL),1m)
 
 clean:
 	rm -rf bin

@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// scenario is one table: what it measures and how each system runs it.
+type scenario struct {
+	Name, Title, Measures string
+	Columns               []string
+	Chart                 string
+	onlyJ17               bool
+	run                   func(ctx context.Context, s *Suite, sys System) []Row
+}
+
+var (
+	throughputColumns = []string{MetricEventsPerSec, MetricP50, MetricP99, MetricCPU, MetricPeakMem, MetricErrors}
+	readColumns       = []string{MetricOpsPerSec, MetricP50, MetricP99, MetricCPU, MetricPeakMem, MetricErrors}
+)
+
+// scenarios are those run on the long-lived systems, in order.
+func (s *Suite) scenarios() []scenario {
+	c := s.cfg
+	out := []scenario{{
+		Name: "ceiling/healthz", Title: "Load generator ceiling: GET /healthz",
+		Measures: fmt.Sprintf("the load generator against j17's trivial endpoint at %d connections, sharing the machine's cores with the server: the request rate the generator sustains when the server does almost nothing. Scenarios far below it are not limited by the generator", c.Conns),
+		Columns:  []string{MetricOpsPerSec, MetricP50, MetricP99, MetricCPU, MetricLoadgenCPU, MetricPeakMem, MetricErrors}, Chart: MetricOpsPerSec, onlyJ17: true,
+		run: func(ctx context.Context, s *Suite, sys System) []Row {
+			j := sys.(*J17)
+			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(Conn, int, uint64) error { return j.Healthz() }, nil)}
+		},
+	}}
+	for _, n := range c.WriteConns {
+		out = append(out, scenario{
+			Name: fmt.Sprintf("write/conns=%d", n), Title: "Durable single-event writes, " + plural(n, "connection"),
+			Measures: "one event per request to a new aggregate, acknowledged after fsync",
+			Columns:  throughputColumns, Chart: MetricEventsPerSec,
+			run: func(ctx context.Context, s *Suite, sys System) []Row {
+				row := s.measure(ctx, sys, "", n, 1, func(c Conn, _ int, seq uint64) error {
+					return c.Append("item", NewID(), events(1, seq), 0)
+				}, nil)
+				if r, ok := sys.(*Redis); ok && row.Failure == "" {
+					return []Row{row, s.redisBenchmark(r, n, row.Median[MetricEventsPerSec])}
+				}
+				return []Row{row}
+			},
+		})
+	}
+	for _, n := range c.BatchSizes {
+		out = append(out, scenario{
+			Name: fmt.Sprintf("batch/size=%d", n), Title: fmt.Sprintf("Batches of %d events, %d connections", n, c.Conns),
+			Measures: fmt.Sprintf("%d events per request to one new aggregate, all or nothing", n),
+			Columns:  throughputColumns, Chart: MetricEventsPerSec,
+			run: func(ctx context.Context, s *Suite, sys System) []Row {
+				return []Row{s.measure(ctx, sys, "", c.Conns, n, func(c Conn, _ int, seq uint64) error {
+					return c.Append("item", NewID(), events(n, seq), 0)
+				}, nil)}
+			},
+		})
+	}
+	out = append(out, scenario{
+		Name: fmt.Sprintf("map/items=%d", c.MapItems), Title: fmt.Sprintf("Writes with a map implication (%d items), %d connections", c.MapItems, c.Conns),
+		Measures: fmt.Sprintf("an order whose %d items each imply an event on their own inventory stream: %d events in %d streams per request, atomically (peers: the same writes in one transaction)", c.MapItems, c.MapItems+1, c.MapItems+1),
+		Columns:  throughputColumns, Chart: MetricEventsPerSec,
+		run: func(ctx context.Context, s *Suite, sys System) []Row {
+			return []Row{s.measure(ctx, sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
+				skus := make([]string, c.MapItems)
+				for i := range skus {
+					skus[i] = NewID()
+				}
+				return cn.PlaceOrder(NewID(), skus)
+			}, nil)}
+		},
+	})
+	out = append(out, scenario{
+		Name: fmt.Sprintf("occ/conns=%d", c.Conns), Title: fmt.Sprintf("OCC contention on one hot aggregate, %d connections", c.Conns),
+		Measures: "every connection appends to the same aggregate with the length it last saw; on a conflict it re-reads the length and retries. events/s counts successful writes, latency includes retries",
+		Columns:  []string{MetricEventsPerSec, MetricConflicts, MetricP50, MetricP99, MetricCPU, MetricErrors}, Chart: MetricEventsPerSec,
+		run: runOCC,
+	})
+	for _, n := range c.ReadSizes {
+		out = append(out, scenario{
+			Name: fmt.Sprintf("read/events=%d", n), Title: fmt.Sprintf("Reads of an aggregate of %d events, %d connections", n, c.Conns),
+			Measures: "GET of one aggregate: j17 folds the events into state (cached, or with ?synchronous=true uncached); the peers return the raw events (XRANGE, SELECT ... ORDER BY version)",
+			Columns:  readColumns, Chart: MetricOpsPerSec,
+			run: func(ctx context.Context, s *Suite, sys System) []Row {
+				ids, err := populate(ctx, sys, 4, 1, n)
+				if err != nil {
+					return []Row{failed(sys.Name(), "", err)}
+				}
+				read := func(cached bool) connOp {
+					return func(c Conn, _ int, _ uint64) error { return c.Read("item", ids[0], cached) }
+				}
+				if !sys.HasCache() {
+					return []Row{s.measure(ctx, sys, "", c.Conns, 1, read(false), nil)}
+				}
+				return []Row{
+					s.measure(ctx, sys, "cached", c.Conns, 1, read(true), nil),
+					s.measure(ctx, sys, "uncached", c.Conns, 1, read(false), nil),
+				}
+			},
+		})
+	}
+	out = append(out, scenario{
+		Name: "list/limit=100", Title: fmt.Sprintf("Listing 100 aggregate ids, %d connections", c.Conns),
+		Measures: "GET /item?limit=100 over the aggregates the earlier scenarios wrote (Redis: SRANDMEMBER of the id set; Postgres: SELECT ... LIMIT)",
+		Columns:  readColumns, Chart: MetricOpsPerSec,
+		run: func(ctx context.Context, s *Suite, sys System) []Row {
+			if _, err := populate(ctx, sys, 4, 200, 1); err != nil {
+				return []Row{failed(sys.Name(), "", err)}
+			}
+			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.List("item", 100) }, nil)}
+		},
+	})
+	out = append(out, scenario{
+		Name: "mixed/reads=90", Title: fmt.Sprintf("Mixed workload: 90%% reads, 10%% writes, %d connections", c.Conns),
+		Measures: "over 1,000 aggregates of 10 events: nine reads (cached where the system has a cache) for each appended event",
+		Columns:  readColumns, Chart: MetricOpsPerSec,
+		run: func(ctx context.Context, s *Suite, sys System) []Row {
+			ids, err := populate(ctx, sys, 8, 1000, 10)
+			if err != nil {
+				return []Row{failed(sys.Name(), "", err)}
+			}
+			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, seq uint64) error {
+				if seq%10 == 9 {
+					return appendRetrying(c, pick(ids), seq)
+				}
+				return c.Read("item", pick(ids), true)
+			}, nil)}
+		},
+	})
+	return out
+}
+
+// redisBenchmark runs redis-benchmark as many times as the other measurements, each for about
+// one run's duration at the rate our generator reached.
+func (s *Suite) redisBenchmark(r *Redis, conns int, rate float64) Row {
+	const note = "redis-benchmark: plain XADD without the OCC script, closed-loop"
+	row := Row{System: r.Name(), Note: note}
+	n := max(1000, int(rate*s.cfg.Duration.Seconds()))
+	for range s.cfg.Runs {
+		sm, err := r.Benchmark(conns, n)
+		if err != nil {
+			return failed(r.Name(), note, err)
+		}
+		row.Runs = append(row.Runs, sm)
+	}
+	row.median()
+	return row
+}
+
+// plural writes n with its noun, "1 connection", "16 connections".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// appendRetrying appends one event without knowing the length; a system whose OCC refused it
+// because of a racing writer is asked again.
+func appendRetrying(c Conn, id string, seq uint64) error {
+	for {
+		err := c.Append("item", id, []Event{{Type: "had_note_added", Data: payload(seq)}}, -1)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+}
+
+func runOCC(ctx context.Context, s *Suite, sys System) []Row {
+	ids, err := populate(ctx, sys, 1, 1, 1)
+	if err != nil {
+		return []Row{failed(sys.Name(), "", err)}
+	}
+	hot := ids[0]
+	known := make([]int, s.cfg.Conns)
+	for i := range known {
+		known[i] = 1
+	}
+	var conflicts, writes atomic.Uint64
+	op := func(c Conn, conn int, seq uint64) error {
+		for {
+			err := c.Append("item", hot, []Event{{Type: "had_note_added", Data: payload(seq)}}, known[conn])
+			if err == nil {
+				known[conn]++
+				writes.Add(1)
+				return nil
+			}
+			if !errors.Is(err, ErrConflict) {
+				return err
+			}
+			conflicts.Add(1)
+			if known[conn], err = c.Length("item", hot); err != nil {
+				return err
+			}
+		}
+	}
+	extra := func(sm Sample) {
+		w, k := writes.Swap(0), conflicts.Swap(0)
+		if w+k > 0 {
+			sm[MetricConflicts] = float64(k) / float64(w+k) * 100
+		}
+	}
+	return []Row{s.measure(ctx, sys, "", s.cfg.Conns, 1, op, extra)}
+}

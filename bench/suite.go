@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Suite runs the scenarios against j17 and the peers.
+type Suite struct {
+	cfg    Config
+	report *Report
+	// systems are the long-lived servers of the throughput and read scenarios.
+	systems []System
+}
+
+// installHint says where a peer comes from, for the report of a peer that did not start.
+var installHint = map[string]string{
+	"redis-always":   " (Debian: apt-get install redis-server redis-tools)",
+	"redis-everysec": " (Debian: apt-get install redis-server redis-tools)",
+	"postgres":       " (Debian: apt-get install postgresql)",
+}
+
+// factory makes a system that keeps its files under dir.
+type factory struct {
+	name string
+	make func(dir string) System
+}
+
+func (s *Suite) factories() []factory {
+	fs := []factory{{"j17", func(d string) System { return &J17{Bin: s.cfg.J17Bin, Dir: d} }}}
+	if slices.Contains(s.cfg.Peers, "redis") {
+		fs = append(fs,
+			factory{"redis-always", func(d string) System { return &Redis{Bin: s.cfg.RedisBin, Dir: d, Fsync: "always"} }},
+			factory{"redis-everysec", func(d string) System { return &Redis{Bin: s.cfg.RedisBin, Dir: d, Fsync: "everysec"} }})
+	}
+	if slices.Contains(s.cfg.Peers, "postgres") {
+		fs = append(fs, factory{"postgres", func(d string) System { return &Postgres{BinDir: s.cfg.PostgresBin, Dir: d} }})
+	}
+	return fs
+}
+
+func (s *Suite) logf(format string, args ...any) {
+	if s.cfg.Log != nil {
+		fmt.Fprintf(s.cfg.Log, time.Now().Format("15:04:05 ")+format+"\n", args...)
+	}
+}
+
+// RunSuite runs every selected scenario and returns the report. Systems are stopped and the work
+// directory removed before it returns.
+func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	// The peers may run as another user, who must reach their directories.
+	if err := os.Chmod(cfg.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cfg.WorkDir)
+	s := &Suite{cfg: cfg, report: &Report{
+		Started: time.Now(), Command: cfg.Command, Commit: cfg.Commit, Quick: cfg.Quick,
+		Versions: versions(cfg), Peers: map[string]string{},
+		Settings: map[string]string{
+			"runs per measurement":  strconv.Itoa(cfg.Runs),
+			"duration of each run":  cfg.Duration.String(),
+			"connections (default)": strconv.Itoa(cfg.Conns),
+		},
+	}}
+	m, err := DescribeMachine(cfg.WorkDir, cfg.FsyncProbes)
+	if err != nil {
+		return nil, err
+	}
+	s.report.Machine = m
+	s.logf("machine: %d cores, fsync p50 %.0fµs p99 %.0fµs", m.Cores, m.FsyncP50us, m.FsyncP99us)
+
+	defer func() {
+		for _, sys := range s.systems {
+			_ = sys.Stop()
+		}
+	}()
+	for _, f := range s.factories() {
+		sys := f.make(filepath.Join(cfg.WorkDir, f.name))
+		if err := sys.Start(ctx); err != nil {
+			_ = sys.Stop() // a server that came up but could not be prepared
+			if f.name == "j17" {
+				return nil, fmt.Errorf("bench: start j17: %w", err)
+			}
+			s.report.Peers[f.name] = "not started: " + err.Error() + installHint[f.name]
+			s.logf("%s: not started: %v", f.name, err)
+			continue
+		}
+		if f.name != "j17" {
+			s.report.Peers[f.name] = "started on 127.0.0.1"
+		}
+		s.systems = append(s.systems, sys)
+	}
+	for _, sc := range s.scenarios() {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cfg.Only != nil && !cfg.Only.MatchString(sc.Name) {
+			continue
+		}
+		s.logf("scenario %s", sc.Name)
+		out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart}
+		for _, sys := range s.systems {
+			if sc.onlyJ17 && sys.Name() != "j17" {
+				continue
+			}
+			for _, row := range sc.run(ctx, s, sys) {
+				if row.Failure != "" {
+					s.logf("  %s: FAILED: %s", row.label(), oneLine(row.Failure))
+				} else {
+					s.logf("  %s: %s", row.label(), summary(row.Median, sc.Columns))
+				}
+				out.Rows = append(out.Rows, row)
+			}
+		}
+		s.report.Scenarios = append(s.report.Scenarios, out)
+	}
+	for _, sys := range s.systems {
+		_ = sys.Stop()
+	}
+	s.systems = nil
+	if err := s.freshScenarios(ctx); err != nil {
+		return nil, err
+	}
+	return s.report, nil
+}
+
+func summary(m Sample, cols []string) string {
+	out := ""
+	for _, c := range cols {
+		if v, ok := m[c]; ok {
+			out += fmt.Sprintf("%s=%s ", c, FormatNumber(v))
+		}
+	}
+	return out
+}
+
+// failed makes the row of a system that could not run a scenario.
+func failed(system, note string, err error) Row {
+	msg := err.Error()
+	if errors.Is(err, ErrConflict) {
+		msg = "unexpected conflict (HTTP 409 / OCC refusal)"
+	}
+	return Row{System: system, Note: note, Failure: msg}
+}
