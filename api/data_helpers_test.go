@@ -71,9 +71,7 @@ func startDataServer(t *testing.T, dir string, eopts engine.Options) *dataServer
 			return
 		}
 		ds.stopped = true
-		// A connection that has not sent its first request counts as idle only after 5 s (as in
-		// net/http), and clients dial spare connections under load: allow more than that.
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)

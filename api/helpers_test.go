@@ -88,9 +88,7 @@ func startServer(t *testing.T, opts Options, setup func(*Server)) *testServer {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
-		// A connection that has not sent its first request counts as idle only after 5 s (as in
-		// net/http), and clients dial spare connections under load: allow more than that.
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)

@@ -47,6 +47,7 @@ type Options struct {
 
 // Server is the HTTP server of j17.
 type Server struct {
+	conns          connSet
 	ctl            *control.Store
 	engine         *engine.Engine
 	clock          control.Clock
@@ -125,16 +126,28 @@ func (s *Server) HandleData(method, pattern string, h Handler) {
 	s.dataRoutes.add(method, pattern, h)
 }
 
-// Serve accepts connections on ln until Shutdown. Connections close with a lingering close (see
-// linger.go), so a client whose body was refused still reads the answer.
+// Serve accepts connections on ln until Shutdown. A connection whose body was refused closes with
+// a lingering close (see conns.go), so that its client still reads the answer.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(lingerListener{ln})
+	return s.http.Serve(trackingListener{Listener: ln, set: &s.conns})
 }
 
 // Shutdown stops accepting connections and waits, until ctx ends, for the requests in flight to
-// finish.
+// finish. Connections waiting for a request are ended at once, including ones a client opened
+// and never used.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.http.ShutdownWithContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.http.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.conns.interruptReads()
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 // isControlPath tells the control plane's paths from the data plane's.
@@ -145,6 +158,10 @@ func isControlPath(path string) bool {
 // serve is the root handler: headers common to all answers, panic recovery, preflight, then the
 // control plane, the node-to-node API or the data plane.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	if c := connOf(ctx); c != nil {
+		c.handling.Add(1)
+		defer c.handling.Add(-1)
+	}
 	r := &Request{Ctx: ctx, RequestID: requestID(ctx)}
 	setCommonHeaders(ctx, r.RequestID)
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -198,6 +215,9 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	r := &Request{Ctx: ctx, RequestID: requestID(ctx)}
 	setCommonHeaders(ctx, r.RequestID)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		if c := connOf(ctx); c != nil {
+			c.linger.Store(true)
+		}
 		s.fail(r, problem(ErrBodyTooLarge, "Request body is larger than %d bytes", s.http.MaxRequestBodySize))
 		return
 	}

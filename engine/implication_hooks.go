@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/j17-go/j17/engine/ident"
 	"github.com/j17-go/j17/engine/implication"
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/schedule"
@@ -176,7 +177,7 @@ func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Re
 	}
 	for _, s := range list {
 		r := &schedule.Record{
-			ID: schedule.NewID(h.now), AggregateType: s.Target.Type, AggregateID: s.Target.ID, EventType: s.EventType,
+			ID: ident.NewV7(h.now), AggregateType: s.Target.Type, AggregateID: s.Target.ID, EventType: s.EventType,
 			Data: s.Data, FireAt: h.now.Add(s.Delay).UnixMilli(), CreatedAt: h.now.UnixMilli(),
 			SourceType: s.Source.Type, SourceID: s.Source.ID, ImpliedBy: s.By, CancelOn: s.CancelOn,
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/j17-go/j17/engine/ident"
 )
 
 // Instance is one tenant of the server, with its three environments.
@@ -37,7 +39,7 @@ func (s *Store) CreateInstance(name string) (Instance, error) {
 	if err := ValidateName(name); err != nil {
 		return Instance{}, err
 	}
-	inst := Instance{ID: newUUID(), Name: name, CreatedAt: s.now()}
+	inst := Instance{ID: ident.NewV4(), Name: name, CreatedAt: s.now()}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		names := tx.Bucket(bucketInstanceNames)
 		if names.Get([]byte(name)) != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/j17-go/j17/engine/ident"
 )
 
 // Key scopes.
@@ -129,7 +131,7 @@ func (s *Store) CreateKey(instance, name, scope, env string) (Key, string, error
 		if err := instanceTx(tx, instance, &inst); err != nil {
 			return fmt.Errorf("instance %q: %w", instance, err)
 		}
-		k = Key{ID: newUUID(), InstanceID: inst.ID, Name: name, Scope: scope, Environment: env, CreatedAt: s.now()}
+		k = Key{ID: ident.NewV4(), InstanceID: inst.ID, Name: name, Scope: scope, Environment: env, CreatedAt: s.now()}
 		var err error
 		secret, err = insertKeyTx(tx, &k)
 		return err
@@ -216,7 +218,7 @@ func (s *Store) RotateKey(id string) (Key, string, error) {
 		if rec.Revoked(now) {
 			return fmt.Errorf("rotate key %s: %w", id, ErrKeyRevoked)
 		}
-		next = Key{ID: newUUID(), InstanceID: rec.InstanceID, Name: rec.Name, Scope: rec.Scope, Environment: rec.Environment, CreatedAt: now}
+		next = Key{ID: ident.NewV4(), InstanceID: rec.InstanceID, Name: rec.Name, Scope: rec.Scope, Environment: rec.Environment, CreatedAt: now}
 		var err error
 		if secret, err = insertKeyTx(tx, &next); err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/j17-go/j17/engine/ident"
 )
 
 // Operator is a person who manages instances through the control plane.
@@ -47,7 +49,7 @@ func (s *Store) CreateOperator(email, password string) (Operator, error) {
 	if err != nil {
 		return Operator{}, fmt.Errorf("control: hash password: %w", err)
 	}
-	rec := operatorRecord{Operator: Operator{ID: newUUID(), Email: email, CreatedAt: s.now()}, PasswordHash: hash}
+	rec := operatorRecord{Operator: Operator{ID: ident.NewV4(), Email: email, CreatedAt: s.now()}, PasswordHash: hash}
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		emails := tx.Bucket(bucketOperatorEmail)
 		if emails.Get([]byte(email)) != nil {

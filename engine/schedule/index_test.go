@@ -116,11 +116,3 @@ func TestLoadStatusPrecedence(t *testing.T) {
 		t.Errorf("got page %v of %d, want [canceled dead] of 5", ids, total)
 	}
 }
-
-func TestNewIDSortsByTime(t *testing.T) {
-	a := NewID(time.UnixMilli(1000))
-	b := NewID(time.UnixMilli(2000))
-	if !(a < b) || len(a) != 36 || a[14] != '7' {
-		t.Errorf("got %s then %s, want sorted version 7 UUIDs", a, b)
-	}
-}

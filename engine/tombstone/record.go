@@ -1,14 +1,13 @@
 package tombstone
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
 
+	"github.com/j17-go/j17/engine/ident"
 	"github.com/j17-go/j17/storage"
 )
 
@@ -80,7 +79,7 @@ func Create(st storage.EventStore, now time.Time, k storage.StreamKey, req Reque
 	grace := max(time.Duration(req.GracePeriodDays)*24*time.Hour, MinGrace)
 	now = now.UTC().Truncate(time.Second)
 	t := Tombstone{
-		ID: newID(), AggregateType: k.Type, AggregateID: k.ID, Key: k.String(), Status: StatusPending,
+		ID: ident.NewV4(), AggregateType: k.Type, AggregateID: k.ID, Key: k.String(), Status: StatusPending,
 		LegalBasis: req.LegalBasis, RequestID: req.RequestID, RequestedBy: req.RequestedBy,
 		GracePeriodDays: int(grace / (24 * time.Hour)), CreatedAt: now, ExecutableAt: now.Add(grace),
 	}
@@ -139,14 +138,4 @@ func put(st storage.EventStore, t *Tombstone) error {
 	}
 	_, err = st.Commit(&storage.Record{Puts: []storage.Put{{Space: Space, Key: t.ID, Value: b}}})
 	return err
-}
-
-// newID returns a random (version 4) UUID.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -55,3 +55,22 @@ func TestShutdownDoesNotWaitForIdleClients(t *testing.T) {
 		t.Fatalf("shutdown with an idle client: %v after %v", err, time.Since(start))
 	}
 }
+
+// TestShutdownDoesNotWaitForUnusedConnections: a client may open a connection and not send a
+// request yet (HTTP clients keep spare ones); Shutdown must not wait for its read timeout.
+func TestShutdownDoesNotWaitForUnusedConnections(t *testing.T) {
+	ts := startServer(t, Options{}, registerEcho)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(50 * time.Millisecond) // let the server take the connection
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with an unused connection open: %v after %v", err, time.Since(start))
+	}
+}
