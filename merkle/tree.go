@@ -49,36 +49,82 @@ func Root(leaves []Hash) Hash {
 }
 
 // Proof returns the inclusion proof (audit path) for leaf index of leaves, from the leaf level up.
+// It costs one hash per leaf; NewTree answers many proofs over the same leaves for that cost once.
 func Proof(leaves []Hash, index int) ([]Hash, error) {
-	if index < 0 || index >= len(leaves) {
-		return nil, fmt.Errorf("%w: %d of %d", ErrIndexOutOfRange, index, len(leaves))
-	}
-	nodes := make([]Hash, len(leaves))
-	for i, l := range leaves {
-		nodes[i] = LeafHash(l)
-	}
-	return path(nodes, index), nil
+	return NewTree(leaves).Proof(index)
 }
 
-// path is RFC 6962's PATH(m, D[n]) over already-hashed leaf nodes.
-func path(nodes []Hash, m int) []Hash {
-	n := len(nodes)
-	if n <= 1 {
-		return nil
-	}
-	k := split(n)
-	if m < k {
-		return append(path(nodes[:k], m), subtreeRoot(nodes[k:]))
-	}
-	return append(path(nodes[k:], m-k), subtreeRoot(nodes[:k]))
+// Tree is the RFC 6962 tree over a list of leaves with every inner node kept, so that each proof
+// is read from it rather than rehashed. Immutable once built; safe for concurrent use.
+type Tree struct {
+	size  int
+	root  *treeNode
+	nodes []treeNode // backing store of every node; root is &nodes[0] when size > 0
 }
 
-func subtreeRoot(nodes []Hash) Hash {
-	if len(nodes) == 1 {
-		return nodes[0]
+// treeNode is the subtree over leaves [lo, hi).
+type treeNode struct {
+	lo, hi      int
+	hash        Hash
+	left, right *treeNode
+}
+
+// NewTree hashes leaves into their RFC 6962 tree: 2n-1 nodes for n leaves.
+func NewTree(leaves []Hash) *Tree {
+	t := &Tree{size: len(leaves)}
+	if len(leaves) == 0 {
+		return t
 	}
-	k := split(len(nodes))
-	return NodeHash(subtreeRoot(nodes[:k]), subtreeRoot(nodes[k:]))
+	t.nodes = make([]treeNode, 0, 2*len(leaves)-1)
+	t.root = t.build(leaves, 0, len(leaves))
+	return t
+}
+
+// build makes the subtree over leaves [lo, hi), splitting at the largest power of two below its
+// size as RFC 6962's MTH does.
+func (t *Tree) build(leaves []Hash, lo, hi int) *treeNode {
+	t.nodes = append(t.nodes, treeNode{lo: lo, hi: hi})
+	n := &t.nodes[len(t.nodes)-1]
+	if hi-lo == 1 {
+		n.hash = LeafHash(leaves[lo])
+		return n
+	}
+	k := lo + split(hi-lo)
+	n.left, n.right = t.build(leaves, lo, k), t.build(leaves, k, hi)
+	n.hash = NodeHash(n.left.hash, n.right.hash)
+	return n
+}
+
+// Size is the number of leaves.
+func (t *Tree) Size() int { return t.size }
+
+// Root is the tree hash; EmptyRoot for no leaves.
+func (t *Tree) Root() Hash {
+	if t.root == nil {
+		return EmptyRoot
+	}
+	return t.root.hash
+}
+
+// Proof returns RFC 6962's PATH(index, D[n]): the sibling of every node from the leaf up.
+func (t *Tree) Proof(index int) ([]Hash, error) {
+	if index < 0 || index >= t.size {
+		return nil, fmt.Errorf("%w: %d of %d", ErrIndexOutOfRange, index, t.size)
+	}
+	var path []Hash
+	for n := t.root; n.left != nil; {
+		if index < n.left.hi {
+			path = append(path, n.right.hash)
+			n = n.left
+		} else {
+			path = append(path, n.left.hash)
+			n = n.right
+		}
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path, nil
 }
 
 // split returns the largest power of two smaller than n (n > 1).
