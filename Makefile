@@ -22,6 +22,7 @@ test: vet
 	$(GO) test $(TESTFLAGS) ./...
 
 bench: build
+	bash bench/install-peers.sh
 	$(GO) run ./bench/cmd/loadgen run $(if $(BENCH_QUICK),-quick) -j17 $(BIN) -out bench/out -markdown BENCHMARKS.md \
 		-command 'make bench$(if $(BENCH_QUICK), BENCH_QUICK=1)$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' $(BENCH_ARGS)
 	bash bench/micro.sh >> BENCHMARKS.md
