@@ -29,6 +29,11 @@ func TestGather(t *testing.T) {
 		{name: "nobody returns", flushCost: 100 * time.Microsecond, woken: 4, wantReads: 6},
 		// Fewer come back than were woken: still bounded by half a flush.
 		{name: "some return", flushCost: 100 * time.Microsecond, woken: 8, arrivals: 2, wantReads: 6, wantCount: 2},
+		// A group formed during the fsync (at least 8, and a quarter of the woken): no wait.
+		{name: "busy", flushCost: 100 * time.Microsecond, woken: 32, queued: 8, arrivals: 8, wantReads: 0, wantCount: 8},
+		// Too few arrived during the fsync for a group of their own: gather waits (here until its
+		// bound of half a flush, one arrival per reading).
+		{name: "not busy enough", flushCost: 100 * time.Microsecond, woken: 64, queued: 8, arrivals: 64, wantReads: 6, wantCount: 13},
 		// No flush measured yet (or a clock that does not move): no wait.
 		{name: "no flush cost", woken: 8, wantReads: 0},
 	}
