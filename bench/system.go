@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/j17-go/j17/engine/ident"
 )
 
 // Event is one event to append: its type and its data as JSON.
@@ -69,14 +70,7 @@ func freePort() (int, error) {
 }
 
 // NewID returns a random lowercase UUID v4, the identifier every scenario uses.
-func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func NewID() string { return ident.NewV4() }
 
 // waitReady polls ready every millisecond until it succeeds or ctx ends.
 func waitReady(ctx context.Context, ready func() error) error {

@@ -72,6 +72,8 @@ type Engine struct {
 	sched  *scheduler
 	// sagas advances the sagas of every open pair until Close.
 	sagas *sagaRunner
+	// openedExisting guards the one walk of the data directory at start (openExisting).
+	openedExisting sync.Once
 }
 
 // pair is one open (instance, environment).

@@ -1,14 +1,10 @@
 package engine
 
 import (
-	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/j17-go/j17/engine/control"
 	"github.com/j17-go/j17/engine/saga"
 )
 
@@ -71,7 +67,7 @@ func (r *sagaRunner) halt() {
 
 func (r *sagaRunner) loop() {
 	defer close(r.done)
-	r.e.openSagaPairs()
+	r.e.openExisting()
 	t := time.NewTicker(r.poll)
 	defer t.Stop()
 	for {
@@ -81,30 +77,6 @@ func (r *sagaRunner) loop() {
 			return
 		case <-r.wake:
 		case <-t.C:
-		}
-	}
-}
-
-// openSagaPairs opens every pair found in the data directory, so that their sagas resume after a
-// restart without waiting for a request to open them.
-func (e *Engine) openSagaPairs() {
-	insts, err := os.ReadDir(e.opts.DataDir)
-	if err != nil {
-		e.log.Warn("cannot list the data directory for sagas to resume", slog.Any("err", err))
-		return
-	}
-	for _, inst := range insts {
-		if !inst.IsDir() {
-			continue
-		}
-		for _, env := range []string{control.EnvProd, control.EnvStaging, control.EnvTest} {
-			if fi, err := os.Stat(filepath.Join(e.opts.DataDir, inst.Name(), env)); err != nil || !fi.IsDir() {
-				continue
-			}
-			if _, err := e.open(Target{Instance: inst.Name(), Environment: env}); err != nil {
-				e.log.Warn("cannot open a pair to resume its sagas", slog.String("instance", inst.Name()),
-					slog.String("environment", env), slog.Any("err", err))
-			}
 		}
 	}
 }

@@ -58,24 +58,32 @@ func (e *Engine) stopScheduler() {
 	<-e.sched.done
 }
 
+// openExisting opens, once per engine, every pair found in the data directory, so that pending
+// schedules fire and running sagas resume after a restart without waiting for a request. The
+// scheduler and the saga runner both call it before their first pass; the second waits for the
+// first's walk rather than repeating it.
 func (e *Engine) openExisting() {
-	insts, err := os.ReadDir(e.opts.DataDir)
-	if err != nil {
-		return
-	}
-	for _, in := range insts {
-		if !in.IsDir() {
-			continue
+	e.openedExisting.Do(func() {
+		insts, err := os.ReadDir(e.opts.DataDir)
+		if err != nil {
+			e.log.Warn("cannot list the data directory to open its environments", slog.Any("err", err))
+			return
 		}
-		for _, env := range []string{control.EnvProd, control.EnvStaging, control.EnvTest} {
-			if _, err := os.Stat(filepath.Join(e.opts.DataDir, in.Name(), env)); err != nil {
+		for _, inst := range insts {
+			if !inst.IsDir() {
 				continue
 			}
-			if _, err := e.open(Target{Instance: in.Name(), Environment: env}); err != nil {
-				e.log.Warn("scheduler cannot open environment", slog.String("instance", in.Name()), slog.String("environment", env), slog.Any("err", err))
+			for _, env := range []string{control.EnvProd, control.EnvStaging, control.EnvTest} {
+				if fi, err := os.Stat(filepath.Join(e.opts.DataDir, inst.Name(), env)); err != nil || !fi.IsDir() {
+					continue
+				}
+				if _, err := e.open(Target{Instance: inst.Name(), Environment: env}); err != nil {
+					e.log.Warn("cannot open an environment to resume its schedules and sagas", slog.String("instance", inst.Name()),
+						slog.String("environment", env), slog.Any("err", err))
+				}
 			}
 		}
-	}
+	})
 }
 
 func (e *Engine) pollSchedules() {
