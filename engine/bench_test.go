@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/j17-go/j17/engine/control"
+	"github.com/j17-go/j17/engine/ident"
 	"github.com/j17-go/j17/engine/spec"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -51,13 +51,12 @@ func benchEngine(b *testing.B, opts Options) (*Engine, Target) {
 
 func uuidOf(i int64) string { return fmt.Sprintf("b0000000-0000-4000-a000-%012d", i) }
 
-// BenchmarkWrite writes single validated events, each to a fresh aggregate, from many writers,
-// with fsync: the engine's share of the HTTP write target.
+// BenchmarkWrite writes single validated events, each to a fresh aggregate with a random id (as
+// clients mint them), from many writers, with fsync: the engine's share of the HTTP write target.
 func BenchmarkWrite(b *testing.B) {
 	for _, writers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("writers=%d/fsync=true", writers), func(b *testing.B) {
 			e, t := benchEngine(b, Options{})
-			var next atomic.Int64
 			lat := make([][]time.Duration, writers)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(benchBody)))
@@ -74,7 +73,7 @@ func BenchmarkWrite(b *testing.B) {
 					defer wg.Done()
 					for i := 0; i < n; i++ {
 						start := time.Now()
-						_, err := e.Write(t, WriteInput{AggregateType: "order", ID: uuidOf(next.Add(1)), EventType: "was_placed", Body: []byte(benchBody)})
+						_, err := e.Write(t, WriteInput{AggregateType: "order", ID: ident.NewV4(), EventType: "was_placed", Body: []byte(benchBody)})
 						if err != nil {
 							b.Error(err)
 							return

@@ -62,11 +62,13 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketTypes).Cursor().First()
+		k, v := tx.Bucket(bucketStreams).Cursor().First()
 		if k == nil {
-			return errors.New("no listing entry to tamper with")
+			return errors.New("no stream head to tamper with")
 		}
-		return tx.Bucket(bucketTypes).Put(append([]byte(nil), k...), []byte("tampered"))
+		tampered := append([]byte(nil), v...)
+		tampered[0] ^= 0xff
+		return tx.Bucket(bucketStreams).Put(append([]byte(nil), k...), tampered)
 	})
 	if cerr := db.Close(); err != nil || cerr != nil {
 		t.Fatal(err, cerr)

@@ -42,19 +42,21 @@
 // Commit returns after the record is fsynced (group commit: concurrent commits share one write
 // and one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks
 // only. The index is not fsynced per commit: a background indexer applies durable records to
-// bbolt in batches (up to 8192 records, at most one transaction per 100 ms unless a full batch is
-// waiting or a reader waits for the index), one transaction per batch with the applied watermark
-// in it, and until then reads find them in an in-memory overlay. Spacing the transactions keeps
-// bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
-// pages it touches. Snapshots are never fsynced; a torn one reads as absent.
+// bbolt in batches (up to 65,536 records, at most one transaction per 500 ms unless a full batch
+// is waiting or a reader waits for the index), one transaction per batch with the applied
+// watermark in it, and until then reads find them in an in-memory overlay. Spacing the
+// transactions keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a
+// batch share the pages it touches; a transaction also puts its keys in key order. Snapshots are
+// never fsynced; a torn one reads as absent.
 //
 // # Recovery
 //
 // Open lets the log recover its torn tail (corruption elsewhere is an error: see
 // wal.IsCorruption), removes the partial copy of an interrupted index vacuum, rebuilds index.db
-// if it is missing, unreadable or ahead of the log (a log cut by a repair), repairs the record
-// positions of a compaction interrupted between the log's rename and the index update, applies
-// every record after the watermark, and finishes any erasure a crash interrupted.
+// if it is missing, unreadable, of an older format or ahead of the log (a log cut by a repair),
+// repairs the record positions of a compaction interrupted between the log's rename and the index
+// update, applies every record after the watermark, and finishes any erasure a crash
+// interrupted.
 //
 // # Rewrite and compaction
 //

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/j17-go/j17/wal"
 	bolt "go.etcd.io/bbolt"
@@ -11,11 +13,16 @@ import (
 // indexTx is one bbolt write transaction applying records in log order. The same code serves the
 // background indexer, the catch-up at open and Rebuild, which is why the index equals a rebuild.
 type indexTx struct {
-	meta, streams, events, types, records, space, jobs *bolt.Bucket
-	wm                                                 watermark
+	meta, streams, events, records, space, jobs *bolt.Bucket
+	wm                                          watermark
 	// heads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
 	heads map[StreamKey]*txHead
+	// events and space hold this transaction's Puts to those buckets until finish writes them in
+	// key order. Their keys arrive in random order (aggregate ids are UUIDs); in that order every
+	// Put seeks from the root into a different page and shifts the later entries of a node that
+	// grows all transaction long, while in key order the seeks walk the pages once, left to right.
+	pendingEvents, pendingSpace []kv
 	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
 	// commits, so they are carved from chunks that are never reused instead of allocated one by
 	// one.
@@ -37,21 +44,42 @@ func (x *indexTx) alloc(n int) []byte {
 	return b
 }
 
+// kv is one buffered Put; seq is its place in the transaction, so that of two Puts to one key
+// the later wins.
+type kv struct {
+	k, v []byte
+	seq  int
+}
+
 type txHead struct {
 	head
-	dirty, wasEmpty bool
+	dirty bool
 }
 
 // Values handed to bbolt's Put must stay untouched until the transaction commits, so every key and
 // value below is freshly allocated or taken from the transaction's arena.
 
+// createBuckets prepares an index for use; a new index gets the current format.
 func createBuckets(tx *bolt.Tx) error {
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("storage: create index bucket %s: %w", name, err)
 		}
 	}
+	meta := tx.Bucket(bucketMeta)
+	if meta.Get(metaStateKey) == nil && meta.Get(metaFormatKey) == nil {
+		return meta.Put(metaFormatKey, u64Key(indexFormat))
+	}
 	return nil
+}
+
+// formatOf returns the format of an index; 1 for an index from before formats were recorded.
+func formatOf(tx *bolt.Tx) uint64 {
+	b := tx.Bucket(bucketMeta).Get(metaFormatKey)
+	if len(b) != 8 {
+		return 1
+	}
+	return binary.BigEndian.Uint64(b)
 }
 
 func readWatermark(tx *bolt.Tx) (watermark, error) {
@@ -70,8 +98,7 @@ func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
 	x := &indexTx{
 		wm:   wm,
 		meta: tx.Bucket(bucketMeta), streams: tx.Bucket(bucketStreams), events: tx.Bucket(bucketEvents),
-		types: tx.Bucket(bucketTypes), records: tx.Bucket(bucketRecords), space: tx.Bucket(bucketSpace),
-		jobs: tx.Bucket(bucketJobs),
+		records: tx.Bucket(bucketRecords), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
 	// Records are keyed by increasing lsn: pages fill from the left and may be split full.
 	x.records.FillPercent = 1.0
@@ -81,21 +108,48 @@ func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
 // finish writes the changed heads and the watermark; call it once before the transaction
 // commits.
 func (x *indexTx) finish() error {
+	if err := x.flushPending(); err != nil {
+		return err
+	}
+	heads := make([]kv, 0, len(x.heads))
 	for k, h := range x.heads {
-		if !h.dirty {
-			continue
-		}
-		sk := streamKeyBytes(nil, k)
-		if err := x.streams.Put(sk, h.marshal(nil)); err != nil {
-			return err
-		}
-		if h.wasEmpty {
-			if err := x.types.Put(sk, nil); err != nil {
-				return err
-			}
+		if h.dirty {
+			heads = append(heads, kv{k: streamKeyBytes(x.alloc(len(k.Type)+1+len(k.ID)), k), v: h.marshal(x.alloc(headSize))})
 		}
 	}
+	if err := putSorted(x.streams, heads); err != nil {
+		return err
+	}
 	return x.meta.Put(metaStateKey, x.wm.marshal())
+}
+
+// flushPending writes the buffered events and space Puts. A carry record reads those buckets, so
+// it flushes them first.
+func (x *indexTx) flushPending() error {
+	if err := putSorted(x.events, x.pendingEvents); err != nil {
+		return err
+	}
+	if err := putSorted(x.space, x.pendingSpace); err != nil {
+		return err
+	}
+	x.pendingEvents, x.pendingSpace = x.pendingEvents[:0], x.pendingSpace[:0]
+	return nil
+}
+
+// putSorted puts kvs in key order, and Puts to one key in their order.
+func putSorted(b *bolt.Bucket, kvs []kv) error {
+	slices.SortFunc(kvs, func(a, b kv) int {
+		if c := bytes.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for _, p := range kvs {
+		if err := b.Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (x *indexTx) head(k StreamKey) (*txHead, error) {
@@ -108,7 +162,6 @@ func (x *indexTx) head(k StreamKey) (*txHead, error) {
 			return nil, err
 		}
 	}
-	h.wasEmpty = h.Length == 0
 	if x.heads == nil {
 		x.heads = make(map[StreamKey]*txHead)
 	}
@@ -157,13 +210,23 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 		return err
 	}
 	changed := false
+	if h.no == 0 {
+		// Marking the head dirty keeps the number even if the stream got no event here, so that
+		// numbers depend on the log alone, not on where transactions begin.
+		x.wm.streams++
+		h.no, h.dirty = x.wm.streams, true
+	}
 	for i := range g.events {
 		ev := &g.events[i]
 		idx := g.first + uint64(i)
-		ek := eventKey(x.alloc(len(g.stream.Type)+len(g.stream.ID)+10), g.stream, idx)
+		ek := eventKey(x.alloc(eventKeySize), h.no, idx)
 		// Only a carry can be older than what the index holds: an ordinary record's eff is its
 		// own lsn, larger than every eff applied before it.
-		if b := x.getIfCarry(r, x.events, ek); b != nil {
+		b, err := x.getIfCarry(r, x.events, ek)
+		if err != nil {
+			return err
+		}
+		if b != nil {
 			var old entry
 			if err := old.unmarshal(b); err != nil {
 				return err
@@ -173,9 +236,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			}
 		}
 		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
-		if err := x.events.Put(ek, e.marshal(x.alloc(entrySize))); err != nil {
-			return err
-		}
+		x.pendingEvents = append(x.pendingEvents, kv{ek, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
 		if x.wm.lastSID.Less(ev.sid) {
 			x.wm.lastSID = ev.sid
 		}
@@ -200,7 +261,11 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 
 func (x *indexTx) applySpace(r *record, space, key string, live bool, value []byte) error {
 	k := spaceKey(space, key)
-	if b := x.getIfCarry(r, x.space, k); b != nil {
+	b, err := x.getIfCarry(r, x.space, k)
+	if err != nil {
+		return err
+	}
+	if b != nil {
 		var old spaceEntry
 		if err := old.unmarshal(b); err != nil {
 			return err
@@ -210,7 +275,8 @@ func (x *indexTx) applySpace(r *record, space, key string, live bool, value []by
 		}
 	}
 	e := spaceEntry{live: live, eff: r.eff, holder: r.lsn, value: value}
-	return x.space.Put(k, e.marshal())
+	x.pendingSpace = append(x.pendingSpace, kv{k, e.marshal(), len(x.pendingSpace)})
+	return nil
 }
 
 // addJob records the erasure work a rewrite or erasure record implies: dropping the superseded
@@ -239,9 +305,12 @@ func (x *indexTx) addJob(r *record) error {
 	return x.jobs.Put(u64Key(r.lsn), marshalLSNs(v, present))
 }
 
-func (x *indexTx) getIfCarry(r *record, b *bolt.Bucket, k []byte) []byte {
+func (x *indexTx) getIfCarry(r *record, b *bolt.Bucket, k []byte) ([]byte, error) {
 	if r.eff == r.lsn {
-		return nil
+		return nil, nil
 	}
-	return b.Get(k)
+	if err := x.flushPending(); err != nil {
+		return nil, err
+	}
+	return b.Get(k), nil
 }

@@ -7,31 +7,42 @@ import (
 )
 
 // The index is a bbolt file with these buckets. Part of the on-disk format of index.db; the index
-// is derived data, so a change here only needs a rebuild.
+// is derived data, so open rebuilds an index of another format from the log.
 //
-//	meta       "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B
-//	streams    type 0 id -> head: length 8B | last hash 32B | first ts 8B | last ts 8B | sid 16B | lsn 8B
-//	events     type 0 id 0 index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B | sid 16B | ts 8B | hash 32B
-//	types      type 0 id -> empty (listing in byte order)
+//	meta       "format" -> indexFormat (8B)
+//	           "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B |
+//	           stream numbers handed out 8B
+//	streams    type 0 id -> head: length 8B | last hash 32B | first ts 8B | last ts 8B | sid 16B |
+//	           lsn 8B | stream number 8B (also the listing of a type's ids, in byte order)
+//	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
+//	           sid 16B | ts 8B | hash 32B
 //	records    lsn(8B BE) -> pos 8B (wal.Pos.Uint64) for every record in the log
 //	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
 //	jobs       rewrite lsn(8B BE) -> type 0 id 0 | superseded lsns (8B each) still in the log
 //	           (type and id empty for an erasure record of Erase)
 //	compacting seg(4B BE) -> lsns (8B each) being dropped from that segment
+//
+// Streams are numbered in the order the log first gives them an event, and events are keyed by
+// that number: a new stream's events land at the right edge of the events bucket, where inserts
+// are cheap, instead of at the random place its id (a UUID, usually) would put them.
 var (
 	bucketMeta       = []byte("meta")
 	bucketStreams    = []byte("streams")
 	bucketEvents     = []byte("events")
-	bucketTypes      = []byte("types")
 	bucketRecords    = []byte("records")
 	bucketSpace      = []byte("space")
 	bucketJobs       = []byte("jobs")
 	bucketCompacting = []byte("compacting")
 
-	allBuckets = [][]byte{bucketMeta, bucketStreams, bucketEvents, bucketTypes, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
+	allBuckets = [][]byte{bucketMeta, bucketStreams, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
 
-	metaStateKey = []byte("state")
+	metaStateKey  = []byte("state")
+	metaFormatKey = []byte("format")
 )
+
+// indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
+// listing bucket.
+const indexFormat = 2
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {
@@ -50,9 +61,10 @@ func parseStreamKey(b []byte) (StreamKey, error) {
 	return StreamKey{Type: t, ID: id}, nil
 }
 
-func eventKey(dst []byte, k StreamKey, index uint64) []byte {
-	dst = streamKeyBytes(dst, k)
-	dst = append(dst, 0)
+const eventKeySize = 16
+
+func eventKey(dst []byte, streamNo, index uint64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, streamNo)
 	return binary.BigEndian.AppendUint64(dst, index)
 }
 
@@ -70,23 +82,26 @@ type watermark struct {
 	seg     uint32 // segment of the last applied record; catch-up rescans from its start
 	lsn     uint64 // last applied record
 	lastSID StreamID
+	streams uint64 // stream numbers handed out, the last one included
 }
 
 func (w watermark) marshal() []byte {
 	b := binary.BigEndian.AppendUint32(nil, w.seg)
 	b = binary.BigEndian.AppendUint64(b, w.lsn)
 	b = binary.BigEndian.AppendUint64(b, w.lastSID.Ms)
-	return binary.BigEndian.AppendUint64(b, w.lastSID.Seq)
+	b = binary.BigEndian.AppendUint64(b, w.lastSID.Seq)
+	return binary.BigEndian.AppendUint64(b, w.streams)
 }
 
 func unmarshalWatermark(b []byte) (watermark, error) {
-	if len(b) != 28 {
+	if len(b) != 36 {
 		return watermark{}, fmt.Errorf("%w: bad watermark", ErrBadRecord)
 	}
 	return watermark{
 		seg:     binary.BigEndian.Uint32(b),
 		lsn:     binary.BigEndian.Uint64(b[4:]),
 		lastSID: StreamID{Ms: binary.BigEndian.Uint64(b[12:]), Seq: binary.BigEndian.Uint64(b[20:])},
+		streams: binary.BigEndian.Uint64(b[28:]),
 	}, nil
 }
 
@@ -94,9 +109,10 @@ func unmarshalWatermark(b []byte) (watermark, error) {
 type head struct {
 	StreamInfo
 	lsn uint64
+	no  uint64 // the stream's number in the index; 0 until the indexer first sees the stream
 }
 
-const headSize = 8 + 32 + 8 + 8 + 16 + 8
+const headSize = 8 + 32 + 8 + 8 + 16 + 8 + 8
 
 func (h *head) marshal(dst []byte) []byte {
 	if dst == nil {
@@ -108,7 +124,16 @@ func (h *head) marshal(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(h.LastTimestamp))
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Ms)
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Seq)
-	return binary.BigEndian.AppendUint64(dst, h.lsn)
+	dst = binary.BigEndian.AppendUint64(dst, h.lsn)
+	return binary.BigEndian.AppendUint64(dst, h.no)
+}
+
+// headLength reads the length of a marshalled head.
+func headLength(b []byte) uint64 {
+	if len(b) != headSize {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
 }
 
 func (h *head) unmarshal(b []byte) error {
@@ -121,6 +146,7 @@ func (h *head) unmarshal(b []byte) error {
 	h.LastTimestamp = int64(binary.BigEndian.Uint64(b[48:]))
 	h.LastStreamID = StreamID{Ms: binary.BigEndian.Uint64(b[56:]), Seq: binary.BigEndian.Uint64(b[64:])}
 	h.lsn = binary.BigEndian.Uint64(b[72:])
+	h.no = binary.BigEndian.Uint64(b[80:])
 	return nil
 }
 

@@ -32,6 +32,19 @@ func (s *Store) durableHead(k StreamKey) (head, error) {
 	return bh, err
 }
 
+// streamNo returns the number the index gave a stream, 0 if the index does not know it.
+func streamNo(tx *bolt.Tx, k StreamKey) (uint64, error) {
+	b := tx.Bucket(bucketStreams).Get(streamKeyBytes(nil, k))
+	if b == nil {
+		return 0, nil
+	}
+	var h head
+	if err := h.unmarshal(b); err != nil {
+		return 0, err
+	}
+	return h.no, nil
+}
+
 // Length returns the number of durable events in the stream, 0 for an unknown stream. O(1).
 func (s *Store) Length(k StreamKey) (uint64, error) {
 	h, err := s.durableHead(k)
@@ -60,12 +73,15 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		}
 	}
 	s.ov.mu.RUnlock()
-	prefix := eventKey(nil, k, 0)
-	prefix = prefix[:len(prefix)-8]
 	err := s.view(func(tx *bolt.Tx) error {
+		no, err := streamNo(tx, k)
+		if err != nil || no == 0 {
+			return err
+		}
+		prefix := eventKey(nil, no, 0)[:8]
 		c := tx.Bucket(bucketEvents).Cursor()
-		for key, v := c.Seek(eventKey(nil, k, from)); key != nil && bytes.HasPrefix(key, prefix) && len(key) == len(prefix)+8; key, v = c.Next() {
-			idx := binary.BigEndian.Uint64(key[len(prefix):])
+		for key, v := c.Seek(eventKey(nil, no, from)); key != nil && bytes.HasPrefix(key, prefix); key, v = c.Next() {
+			idx := binary.BigEndian.Uint64(key[8:])
 			if idx > to {
 				break
 			}
@@ -282,10 +298,10 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	var stored []string
 	prefix := append([]byte(typ), 0)
 	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketTypes).Cursor()
-		k, _ := c.Seek(append(append([]byte(nil), prefix...), cursor...))
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(stored) < limit; k, _ = c.Next() {
-			if id := string(k[len(prefix):]); id > cursor {
+		c := tx.Bucket(bucketStreams).Cursor()
+		k, v := c.Seek(append(append([]byte(nil), prefix...), cursor...))
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(stored) < limit; k, v = c.Next() {
+			if id := string(k[len(prefix):]); id > cursor && headLength(v) > 0 {
 				stored = append(stored, id)
 			}
 		}

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/j17-go/j17/wal"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestEventsCursorSemantics(t *testing.T) {
@@ -247,6 +249,74 @@ func TestIndexAheadOfCutLogIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := Check(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An index written by an earlier format is rebuilt at open, and Check names the format instead of
+// reporting a mismatch in some bucket.
+func TestOlderIndexFormatIsRebuilt(t *testing.T) {
+	opts := testOptions()
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		mustAppend(t, s, key("t", fmt.Sprintf("s%d", i%3)), ev("e", i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Format 1 recorded no format and listed ids in a bucket of their own.
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucket([]byte("types")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Delete(metaFormatKey)
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) || !strings.Contains(err.Error(), "format 1") {
+		t.Fatalf("check of a format-1 index: got %v, want ErrIndexMismatch naming format 1", err)
+	}
+
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s2.List("t", "", 10)
+	if err != nil || strings.Join(ids, ",") != "s0,s1,s2" {
+		t.Fatalf("list after the rebuild: %v %v", ids, err)
+	}
+	if n := mustLength(t, s2, key("t", "s0")); n != 7 {
+		t.Fatalf("length after the rebuild: got %d, want 7", n)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	db, err = bolt.Open(filepath.Join(dir, "index.db"), 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("types")) != nil {
+			return errors.New("the format-1 listing bucket survived the rebuild")
+		}
+		if f := formatOf(tx); f != indexFormat {
+			return fmt.Errorf("format after the rebuild: %d", f)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }
