@@ -2,6 +2,7 @@ package tick
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unsafe"
 )
@@ -10,6 +11,10 @@ import (
 type run struct {
 	s Scope
 	g uint64
+	// lent, in a replay, is the event text while it is still the caller's
+	// buffer; values made from it must be copied out before state keeps
+	// them (see own).
+	lent *lentText
 }
 
 // Run applies the operations alone to state and returns the new state; state
@@ -86,13 +91,26 @@ func stamp(state *Value, created, ts Value, g uint64, hint *stampHint) {
 	n := ownNode(state, g)
 	if ms, c, u := n.members, hint.created, hint.updated; c < len(ms) && u < len(ms) &&
 		sameKey(ms[c].Key, "created_at") && sameKey(ms[u].Key, "updated_at") {
-		// Where the last event left them: two stores.
-		ms[c].Value, ms[u].Value = created, ts
+		// Where the last event left them: two stores, of the number alone
+		// when a number is there (a Value holding no pointer), which
+		// spares the write barrier of storing a whole Value.
+		setNumber(&ms[c].Value, created)
+		setNumber(&ms[u].Value, ts)
 	} else {
 		hint.created = putAt(n, "created_at", created, c)
 		hint.updated = putAt(n, "updated_at", ts, u)
 	}
-	hint.stamped, hint.createdAt = true, created
+	hint.stamped = true
+	setNumber(&hint.createdAt, created)
+}
+
+// setNumber stores v at *at, as only a number when both are numbers.
+func setNumber(at *Value, v Value) {
+	if at.kind == KindNumber && v.kind == KindNumber {
+		at.num = v.num
+		return
+	}
+	*at = v
 }
 
 // putAt is put with a guess of the member's position; it returns the position.
@@ -126,7 +144,12 @@ func (r *run) start(h *Handler, state Value, ev *Event) {
 	if ev == nil {
 		ev = &Event{}
 	}
-	r.s.Event, r.s.State = ev, state
+	r.s.Event = ev
+	if state != r.s.State {
+		// A Replayer runs on its own state: storing it again would only
+		// cost a write barrier while the collector marks.
+		r.s.State = state
+	}
 	r.s.Bindings = r.s.Bindings[:0]
 	r.s.hasBefore = h.before
 	r.s.tsState = tsCacheable
@@ -200,6 +223,9 @@ func (r *run) value(o *op) (Value, bool, error) {
 }
 
 func (r *run) op(o *op) error {
+	if o.keeps != keepsNothing && r.lent != nil && r.lent.text != "" {
+		r.lent.own(r.s.Event, o.keeps, r.s.tsState == tsCached)
+	}
 	switch o.code {
 	case opSet:
 		v, ok, err := r.value(o)
@@ -359,7 +385,11 @@ func add(o *op, at *Value, by float64) error {
 	case KindMissing, KindNull:
 		*at = Number(by)
 	case KindNumber:
-		*at = Number(at.num + by)
+		if sum := at.num + by; !math.IsNaN(sum) && !math.IsInf(sum, 0) {
+			at.num = sum // the number alone: see setNumber
+		} else {
+			*at = Null()
+		}
 	default:
 		return typeError(o.ptr, "target %s is %s, not a number", targetName(o.target), at.kind)
 	}
@@ -528,11 +558,7 @@ func (r *run) upsert(o *op) error {
 	// barrier while the collector marks.
 	w := 0
 	for i, it := range n.items {
-		got := it.Get(o.field)
-		if got.kind == KindMissing {
-			got = Null()
-		}
-		if !Equal(got, want) {
+		if !fieldEquals(it, o.field, want) {
 			if w != i {
 				n.items[w] = it
 			}

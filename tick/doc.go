@@ -35,11 +35,21 @@
 //   - ParseJSON and ParseEvent parse eagerly (their callers read the values
 //     many times): the input is copied into one string that every unescaped
 //     string slices, and nodes, members and items come from chunks allocated
-//     per document. A Replayer instead copies event text into 16 KiB
-//     pointer-free blocks and takes its lazy nodes from chunks, so a replay
-//     allocates about once per twenty events and the collector never scans
-//     the text. The price: a string or lazy node kept in state keeps its
-//     block alive.
+//     per document. A Replayer instead decodes each event where it lies,
+//     in the caller's buffer, and copies text out only when something is
+//     to keep it. Every compiled operation records what of the event the
+//     values it stores may come from: nothing (literals, the state, the
+//     number of an increment), the timestamp (nothing once it was read as
+//     a number), the data alone, or the whole event (other members of "$",
+//     bindings). The first operation of an event that needs it copies that
+//     much into a 16 KiB pointer-free block and points the event at the
+//     copy before it evaluates anything; no other code stores into state,
+//     so no value in state refers to the caller's buffer. Lazy nodes come
+//     from chunks, and those of an event that kept nothing are given back
+//     for the next one. A typical replay so copies a fifth of its text and
+//     takes a node only for the data it keeps: it allocates once per sixty
+//     events, and the collector never scans the text. The price: a string
+//     or lazy node kept in state keeps its block, and its chunk, alive.
 //   - State changes are copy-on-write with ownership: each mutation session
 //     (one Apply, or one Replayer across a whole stream) has a number, and a
 //     node carrying that number is changed in place; any other node (lazy
@@ -61,23 +71,39 @@
 // Measured on one core of the shared two-core machine, against the eager
 // design that preceded this one: BenchmarkReplay (10,000 events of 286
 // bytes) went from 12.5 to 17 ms of CPU per replay to 6.1 to 6.7 (the spread
-// is the machine's load), 0.05 allocations per event instead of 3. This
-// package's own code takes about 7,300 instructions an event (counted with
-// the collector off; it was 8,200 eager): copying and validating every byte
-// about 4,400, lookups in text about 1,000, the operations and stamping
-// about 1,700. That is still above the 5 ms target. BenchmarkTick (decoded
-// events, order management) runs 5.7 to 5.9 million operations per CPU
-// second, short of its 10 million; its own code takes about 2,300
-// instructions an event and the collector another 800. Both are bounded by
-// the collector as much as by the code: with one P a marking phase lasts a
-// third of the run, and every Value stored into the heap meanwhile goes
-// through a bulk write barrier. Several changes that cut instructions made
-// these benchmarks slower in CPU time and were left out: storing Values
-// field by field to dodge that barrier, a per-replay cache of where targets
-// were found, tagging event types for dispatch, and handing out $merge
-// results from slabs (one allocation per sixteen objects instead of one
-// each). Both benchmarks report CPU-time metrics because the machines are
-// shared.
+// is the machine's load), 0.05 allocations per event instead of 3. Most of
+// what was left went to the collector: the replay copied all its text and
+// took two lazy nodes an event, 5 MB a replay. Copying only what is kept and
+// giving nodes back (above) cut that to 1.4 MB and 0.017 allocations an
+// event; with three smaller changes (reading eight digits of a number at
+// once, not stopping the string scan at non-ASCII bytes, and matching the
+// items of upsert and remove where on their text while they are still
+// text) a replay takes 4.8 ms of CPU (median of 8 runs interleaved with
+// the old code, which took 6.35 under the same load; 4.6 to 5.1 across
+// runs), under the 5 ms target. Counted with callgrind, a replay takes
+// 8,100 instructions an event (9,700 before), and 7,400 with the collector
+// off (7,550): decoding and validating about 4,300, the operations, lookups
+// in text and stamping about 2,550, the rest copying and bookkeeping. The
+// code itself is little cheaper; what was saved is the collector's work.
+//
+// BenchmarkTick (decoded events, order management) is unchanged by this:
+// 5.8 to 6.0 million operations per CPU second with a Replayer, 7.1 million
+// for the operations alone, short of its 10 million. Profiled, the
+// operations alone spend a fifth of their time resolving paths, a sixth
+// matching items by field (upsert and remove where, string compares
+// included) and a quarter building the note object of $merge; with a
+// Replayer, first touches of each decoded event (its metadata, for the
+// timestamp) are cache misses worth a tenth. Several changes that cut
+// instructions made these benchmarks slower in CPU time and were left
+// out: storing Values field by field to dodge the bulk write barrier
+// (which every Value stored into the heap goes through while the collector
+// marks), a per-replay cache of where targets were found, tagging event
+// types for dispatch, and handing out $merge results from slabs (one
+// allocation per sixteen objects instead of one each). What is kept of
+// that idea: a store that changes nothing (a Replayer's state handed back
+// to itself) is skipped, and where only a number changes (stamps,
+// increments) the number alone is written, which needs no barrier. Both
+// benchmarks report CPU-time metrics because the machines are shared.
 //
 // # Semantics decided here
 //

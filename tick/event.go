@@ -72,6 +72,7 @@ func (p *parser) parseLazyEvent(text string, ev *Event) error {
 	}
 	*ev = Event{}
 	p.hasTS = false
+	p.lazyMark = len(p.lazy)
 	if err := p.eventMembers(ev); err != nil {
 		return err
 	}

@@ -48,6 +48,51 @@ type op struct {
 	sign     float64 // +1 increment, -1 decrement
 	byValue  bool    // remove by value
 	optional bool    // value is an optional path
+	keeps    textUse // what of the event's text the values it stores may hold
+}
+
+// textUse says what of an event's text an operation may store into state,
+// so that a replay copies event text out of the caller's buffer only when
+// something will keep it (see Replayer.ApplyJSON).
+type textUse uint8
+
+const (
+	keepsNothing   textUse = iota // literals, the state, numbers
+	keepsTimestamp                // "$.metadata.timestamp": nothing once read as a number
+	keepsData                     // paths under "$.data" only
+	keepsEvent                    // anything else: other members of "$", bindings
+)
+
+// opKeeps classifies what o may store. Increment, remove, filter and if
+// store no value of their own (an if's branches are classified op by op);
+// the others store their value, and the key of *_at and let may end up in
+// state too.
+func opKeeps(o *op) textUse {
+	switch o.code {
+	case opIncrement, opRemove, opFilter, opIf, opRemoveAt, opMap:
+		return keepsNothing
+	}
+	return max(exprKeeps(&o.value), exprKeeps(&o.key))
+}
+
+func exprKeeps(e *expr) textUse {
+	if e.kind == exPath {
+		p := e.path
+		switch {
+		case p.root == rootState, p.root == rootEvent && p.field == evState:
+			return keepsNothing
+		case p.root == rootEvent && p.fast == fastTimestamp:
+			return keepsTimestamp
+		case p.root == rootEvent && p.field == evData:
+			return keepsData
+		}
+		return keepsEvent
+	}
+	u := keepsNothing
+	for i := range e.kids {
+		u = max(u, exprKeeps(&e.kids[i]))
+	}
+	return u
 }
 
 // Handler is a compiled handler: the operations of one event type.
@@ -125,6 +170,7 @@ func (c *compiler) ops(v Value, ptr string, level int, count *int) []op {
 	for i, it := range v.n.m().items {
 		*count++
 		if o, ok := c.op(it, index(ptr, i), level, count); ok {
+			o.keeps = opKeeps(&o)
 			out = append(out, o)
 		}
 	}

@@ -41,12 +41,17 @@ func (p *parser) lazyValue() (Value, error) {
 	}
 	if len(p.lazy) == cap(p.lazy) {
 		p.lazy = make([]lazyNode, 0, min(2*cap(p.lazy)+2, 64))
+		p.lazyMark = 0
 	}
 	p.lazy = p.lazy[:len(p.lazy)+1]
 	ln := &p.lazy[len(p.lazy)-1]
+	// The slot may be one an event gave back (see lentText.end).
+	if ln.t.full.Load() != nil {
+		ln.t.full.Store(nil)
+	}
 	ln.t.raw = p.src[start:p.pos]
 	n := &ln.n
-	n.lz = &ln.t
+	n.gen, n.lz = 0, &ln.t
 	if kind == KindObject && p.collect != -1 && p.distinctKeys() {
 		n.gen = uniqueKeys
 	}
@@ -255,7 +260,14 @@ func rawNumber(t string) Value {
 	if len(digits) <= 15 {
 		// An integer of up to 15 digits is exact in a float64.
 		var n int64
-		for i := 0; i < len(digits); i++ {
+		i := 0
+		if len(digits) >= 8 {
+			// Timestamps: eight digits at once.
+			if v, ok := eightDigits(load64(digits, 0)); ok {
+				n, i = int64(v), 8
+			}
+		}
+		for ; i < len(digits); i++ {
 			c := digits[i]
 			if c < '0' || c > '9' {
 				n = -1
@@ -272,6 +284,22 @@ func rawNumber(t string) Value {
 	}
 	f, _ := strconv.ParseFloat(t, 64) // validated text, in range
 	return Value{kind: KindNumber, num: f}
+}
+
+// eightDigits converts eight ASCII digits, loaded little-endian (the first
+// digit in the low byte), with a few multiplications instead of a loop; ok
+// is false if one of the bytes is not a digit.
+func eightDigits(x uint64) (uint64, bool) {
+	// A digit is 0x30 to 0x39: high nibble 3, and adding 6 does not carry
+	// out of the low nibble.
+	if x&(lsbs*0xF0) != lsbs*0x30 || (x+lsbs*0x06)&(lsbs*0xF0) != lsbs*0x30 {
+		return 0, false
+	}
+	x -= lsbs * '0'
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	x = (x*10000 + x>>32) & 0xFFFFFFFF
+	return x, true
 }
 
 // lazyNode is a lazy node with its text, allocated together.

@@ -1,6 +1,8 @@
 package tick
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -189,6 +191,27 @@ func TestRawMemberFirstKey(t *testing.T) {
 	} {
 		if got, _ := rawMember(obj, tc.key, true); got != tc.want {
 			t.Errorf("rawMember(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}
+
+// TestRawNumber: numbers read from text, eight digits at a time when there
+// are that many, are what strconv reads.
+func TestRawNumber(t *testing.T) {
+	for _, s := range []string{"0", "-7", "12345678", "00000009", "1710000000", "-1710000000123",
+		"999999999999999", "9999999999999999", "12345678.5", "12345678e3", "1234.5678", "-0.000000001"} {
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rawNumber(s); got.kind != KindNumber || got.num != want {
+			t.Errorf("rawNumber(%s) = %v, want %v", s, got.num, want)
+		}
+	}
+	for i := 0; i < 1e8; i += 7919 {
+		s := fmt.Sprintf("%08d", i)
+		if got := rawNumber(s); got.num != float64(i) {
+			t.Fatalf("rawNumber(%s) = %v", s, got.num)
 		}
 	}
 }

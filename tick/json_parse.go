@@ -47,8 +47,11 @@ type parser struct {
 	marena  []Member
 	iarena  []Value
 	lazy    []lazyNode
-	keys    []keySpan // keys of the lazy object being validated
-	collect int       // the depth whose keys go to keys; 0 for none
+	// lazyMark is how many of lazy were taken before the event being
+	// decoded, so that a replay can give back what that event did not keep.
+	lazyMark int
+	keys     []keySpan // keys of the lazy object being validated
+	collect  int       // the depth whose keys go to keys; 0 for none
 	// tsNum is the event's metadata.timestamp when hasTS: read while the
 	// metadata is decoded, since every replayed event is stamped with it.
 	tsNum float64
@@ -115,13 +118,14 @@ func load64(s string, i int) uint64 {
 }
 
 // specialBytes returns a word whose lowest set bit marks the first byte of x
-// that needs a closer look inside a string: a quote, a backslash, a control
-// character or a byte of a multi-byte UTF-8 sequence. Bits above the first
+// that needs a closer look inside a string: a quote, a backslash or a
+// control character. Bytes of multi-byte UTF-8 sequences need none (they
+// are kept as they are), so they do not stop the scan. Bits above the first
 // may be false alarms (borrows), the lowest never is.
 func specialBytes(x uint64) uint64 {
 	q := x ^ (lsbs * '"')
 	b := x ^ (lsbs * '\\')
-	return ((q-lsbs)&^q | (b-lsbs)&^b | (x-lsbs*0x20)&^x | x) & msbs
+	return ((q-lsbs)&^q | (b-lsbs)&^b | (x-lsbs*0x20)&^x) & msbs
 }
 
 func (p *parser) value() (Value, error) {

@@ -342,6 +342,13 @@ func (p *pred) eval(s *Scope) (bool, error) {
 
 // fieldEquals compares a field of item with want; a missing field is null.
 func fieldEquals(item Value, key string, want Value) bool {
+	if want.kind == KindString && item.kind == KindObject && item.n.lz != nil && item.n.lz.full.Load() == nil {
+		// An item still text (event data kept in state), matched on a
+		// string, the usual id: compare the text, building nothing.
+		if t, esc := rawMember(item.n.lz.raw, key, item.n.gen == uniqueKeys); !esc {
+			return len(t) == len(want.str)+2 && t[0] == '"' && t[1:len(t)-1] == want.str
+		}
+	}
 	got := item.Get(key)
 	if got.kind == KindMissing {
 		got = Null()
