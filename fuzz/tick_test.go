@@ -188,7 +188,11 @@ func FuzzTickReplayEvent(f *testing.F) {
 			typ = want.Type
 		}
 		rp := tick.NewReplayer(map[string]*tick.Handler{typ: h}, tick.Value{})
-		err := rp.ApplyJSON(raw)
+		// ApplyJSON reads raw only during the call: the state must not change when the caller
+		// reuses the buffer, as a replay does for every event.
+		buf := append([]byte(nil), raw...)
+		err := rp.ApplyJSON(buf)
+		clear(buf)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("%q: replay error %v, ParseEvent error %v", raw, err, werr)
 		}
