@@ -50,9 +50,26 @@ func jsonContentType(ctx *fasthttp.RequestCtx) error {
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
-	ct = bytes.ToLower(bytes.TrimSpace(ct))
+	ct = bytes.TrimSpace(ct)
+	if asciiJSONType(ct) {
+		return nil
+	}
+	ct = bytes.ToLower(ct)
 	if bytes.Equal(ct, []byte("application/json")) || bytes.HasSuffix(ct, []byte("+json")) {
 		return nil
 	}
 	return fieldProblem(ErrBadRequest, "Content-Type", "Content-Type must be application/json, not %q", ct)
+}
+
+// asciiJSONType is the test of jsonContentType for an ASCII media type, without the copy that
+// lowering it takes; other bytes are left to bytes.ToLower.
+func asciiJSONType(ct []byte) bool {
+	for _, c := range ct {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	const suffix = "+json"
+	return bytes.EqualFold(ct, []byte("application/json")) ||
+		len(ct) >= len(suffix) && bytes.EqualFold(ct[len(ct)-len(suffix):], []byte(suffix))
 }

@@ -21,5 +21,7 @@
 // Durability: every mutation is one bbolt transaction, fsynced before the call returns.
 //
 // Concurrency: a Store is safe for concurrent use. bbolt serialises writers and lets readers run
-// beside them, so key lookups on the request path never wait on a deploy.
+// beside them, so key lookups on the request path never wait on a deploy. Resolved keys are also
+// kept in memory, and all of them forgotten when any write transaction ends, so a request
+// usually opens no transaction at all; whether a key is revoked is checked at every use.
 package control

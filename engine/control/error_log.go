@@ -30,7 +30,7 @@ func (s *Store) RecordError(r ErrorRecord) error {
 	if r.Time.IsZero() {
 		r.Time = s.now()
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		errs := tx.Bucket(bucketErrors)
 		seq, err := errs.NextSequence()
 		if err != nil {

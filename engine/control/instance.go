@@ -40,7 +40,7 @@ func (s *Store) CreateInstance(name string) (Instance, error) {
 		return Instance{}, err
 	}
 	inst := Instance{ID: ident.NewV4(), Name: name, CreatedAt: s.now()}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		names := tx.Bucket(bucketInstanceNames)
 		if names.Get([]byte(name)) != nil {
 			return fmt.Errorf("instance %q: %w", name, ErrNameTaken)

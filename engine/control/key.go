@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -126,7 +127,7 @@ func (s *Store) CreateKey(instance, name, scope, env string) (Key, string, error
 	}
 	var k Key
 	var secret string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		var inst Instance
 		if err := instanceTx(tx, instance, &inst); err != nil {
 			return fmt.Errorf("instance %q: %w", instance, err)
@@ -171,31 +172,85 @@ func (s *Store) ResolveKey(secret string) (Key, Instance, error) {
 	if _, err := ParseKey(secret); err != nil {
 		return Key{}, Instance{}, err
 	}
-	var rec keyRecord
-	var inst Instance
-	err := s.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketKeyHashes).Get(hashKey(secret))
-		if id == nil {
-			return ErrKeyUnknown
+	hash := sha256.Sum256([]byte(secret))
+	rec, inst, ok := s.keys.get(hash)
+	if !ok {
+		gen := s.keys.generation()
+		err := s.db.View(func(tx *bolt.Tx) error {
+			id := tx.Bucket(bucketKeyHashes).Get(hash[:])
+			if id == nil {
+				return ErrKeyUnknown
+			}
+			if err := getJSON(tx.Bucket(bucketKeys), id, &rec); err != nil {
+				return err
+			}
+			return getJSON(tx.Bucket(bucketInstances), []byte(rec.InstanceID), &inst)
+		})
+		if err != nil {
+			return Key{}, Instance{}, err
 		}
-		if err := getJSON(tx.Bucket(bucketKeys), id, &rec); err != nil {
-			return err
-		}
-		return getJSON(tx.Bucket(bucketInstances), []byte(rec.InstanceID), &inst)
-	})
-	if err != nil {
-		return Key{}, Instance{}, err
+		s.keys.put(hash, gen, rec, inst)
 	}
+	// Checked at every use, cached or not: a key can be set to stop working at a future time.
 	if rec.Revoked(s.now()) {
 		return Key{}, Instance{}, ErrKeyRevoked
 	}
 	return rec.Key, inst, nil
 }
 
+// keyCache remembers resolved keys by the hash of their secret, so that a data-plane request
+// neither opens a transaction nor decodes two records. Every write transaction of the store
+// (Store.update) clears it and moves gen on, and an entry is stored only if gen has not moved
+// since before the read that found it, so no entry ever outlives a change of what it holds.
+// Only keys that exist are kept, so the cache is bounded by the store's keys.
+type keyCache struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries map[[sha256.Size]byte]cachedKey
+}
+
+type cachedKey struct {
+	rec  keyRecord
+	inst Instance
+}
+
+func (c *keyCache) get(hash [sha256.Size]byte) (keyRecord, Instance, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[hash]
+	c.mu.Unlock()
+	return e.rec, e.inst, ok
+}
+
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put stores what a read begun at generation gen found, unless a write came since.
+func (c *keyCache) put(hash [sha256.Size]byte, gen uint64, rec keyRecord, inst Instance) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.entries == nil {
+		c.entries = map[[sha256.Size]byte]cachedKey{}
+	}
+	c.entries[hash] = cachedKey{rec: rec, inst: inst}
+}
+
+func (c *keyCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.entries)
+}
+
 // updateKey applies fn to the stored record of key id inside one write transaction.
 func (s *Store) updateKey(id string, fn func(tx *bolt.Tx, rec *keyRecord) error) (Key, error) {
 	var rec keyRecord
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(bucketKeys)
 		if err := getJSON(keys, []byte(id), &rec); err != nil {
 			return fmt.Errorf("key %s: %w", id, err)

@@ -50,7 +50,7 @@ func (s *Store) CreateOperator(email, password string) (Operator, error) {
 		return Operator{}, fmt.Errorf("control: hash password: %w", err)
 	}
 	rec := operatorRecord{Operator: Operator{ID: ident.NewV4(), Email: email, CreatedAt: s.now()}, PasswordHash: hash}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		emails := tx.Bucket(bucketOperatorEmail)
 		if emails.Get([]byte(email)) != nil {
 			return fmt.Errorf("operator %s: %w", email, ErrEmailTaken)

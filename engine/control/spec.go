@@ -32,7 +32,7 @@ func (s *Store) DeploySpec(instanceID, env, deployedBy string, build func(prev *
 		return SpecVersion{}, fmt.Errorf("deploy spec %q: %w", env, ErrInvalidEnvironment)
 	}
 	var out SpecVersion
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		var inst Instance
 		if err := instanceTx(tx, instanceID, &inst); err != nil {
 			return fmt.Errorf("instance %q: %w", instanceID, err)

@@ -53,6 +53,14 @@ type Store struct {
 		once sync.Once
 		hash []byte
 	}
+	keys keyCache
+}
+
+// update runs a write transaction, then clears the cache of resolved keys: whatever fn changed,
+// a key resolved before it is read again.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	defer s.keys.invalidate()
+	return s.db.Update(fn)
 }
 
 // Open opens (creating if needed) the store at path.

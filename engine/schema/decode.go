@@ -46,6 +46,17 @@ type jsonParser struct {
 	pos   int
 	depth int
 	keys  map[string]string
+	// text is src as one string, made at the first string or number: the plain ones are
+	// substrings of it, one allocation for the document instead of one per value.
+	text string
+}
+
+// substr returns src[i:j] as a string sharing text.
+func (p *jsonParser) substr(i, j int) string {
+	if len(p.text) != len(p.src) {
+		p.text = string(p.src)
+	}
+	return p.text[i:j]
 }
 
 func (p *jsonParser) fail(what string) error {
@@ -212,7 +223,7 @@ func (p *jsonParser) number() (any, error) {
 			return nil, p.fail("in exponent of numeric literal")
 		}
 	}
-	return json.Number(p.src[start:p.pos]), nil
+	return json.Number(p.substr(start, p.pos)), nil
 }
 
 func (p *jsonParser) digits() int {
@@ -244,7 +255,7 @@ func (p *jsonParser) key() (string, error) {
 	return p.str()
 }
 
-// str reads a string; plain ASCII without escapes, the usual case, is one copy.
+// str reads a string; plain ASCII without escapes, the usual case, is a substring of text.
 func (p *jsonParser) str() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
@@ -253,7 +264,7 @@ func (p *jsonParser) str() (string, error) {
 		switch {
 		case c == '"':
 			p.pos++
-			return string(p.src[start : p.pos-1]), nil
+			return p.substr(start, p.pos-1), nil
 		case c == '\\' || c >= utf8.RuneSelf:
 			return p.strSlow(start)
 		case c < 0x20:

@@ -21,7 +21,7 @@ func BenchmarkRefPuts(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(n * len(meta)))
 			for b.Loop() {
-				RefPuts(apps)
+				AppendRefPuts(nil, apps)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 		})

@@ -1,6 +1,7 @@
 package tombstone
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -29,38 +30,179 @@ type ref struct {
 	ID   string `json:"id"`
 }
 
-func (r *ref) usable() bool {
-	return r != nil && r.Type != "" && r.ID != "" && !strings.ContainsRune(r.Type, 0) && !strings.ContainsRune(r.ID, 0)
-}
-
-// RefPuts returns the index puts for the events of a record: one per distinct (role, entity,
-// stream) found in metadata.actor and metadata.target. They go into the same record as the
-// events, so the index is exactly as durable as what it points to.
-func RefPuts(appends []storage.Append) []storage.Put {
-	var out []storage.Put
-	seen := map[string]bool{}
+// AppendRefPuts appends to dst the index puts for the events of a record: one per distinct
+// (role, entity, stream) found in metadata.actor and metadata.target. They go into the same
+// record as the events, so the index is exactly as durable as what it points to.
+func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
+	base := len(dst)
+	var seen map[string]bool
 	for _, a := range appends {
 		for _, ev := range a.Events {
-			var m refMeta
-			if len(ev.Metadata) == 0 || json.Unmarshal(ev.Metadata, &m) != nil {
+			refs, ok := parseRefs(ev.Metadata)
+			if !ok {
 				continue
 			}
-			for _, r := range [...]struct {
-				role string
-				ref  *ref
-			}{{RoleActor, m.Actor}, {RoleTarget, m.Target}} {
-				if !r.ref.usable() {
+			for i, role := range [...]string{RoleActor, RoleTarget} {
+				r := refs[i]
+				if !r.usable() {
 					continue
 				}
-				key := refPrefix(r.role, storage.StreamKey{Type: r.ref.Type, ID: r.ref.ID}, a.Stream.Type) + a.Stream.ID
-				if !seen[key] {
-					seen[key] = true
-					out = append(out, storage.Put{Space: RefSpace, Key: key, Value: []byte{}})
+				key := refKey(role, r, a.Stream)
+				if seen == nil && len(dst)-base >= smallRefs {
+					// Past a handful of distinct puts a linear search costs more than a map.
+					seen = make(map[string]bool, 2*smallRefs)
+					for _, p := range dst[base:] {
+						seen[p.Key] = true
+					}
 				}
+				if seen != nil {
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+				} else if hasKey(dst[base:], key) {
+					continue
+				}
+				dst = append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}})
 			}
 		}
 	}
-	return out
+	return dst
+}
+
+// smallRefs is how many distinct puts AppendRefPuts dedupes by linear search.
+const smallRefs = 8
+
+func hasKey(puts []storage.Put, key string) bool {
+	for _, p := range puts {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// rawRef is an entity reference as bytes of the metadata, or of the decoder's strings.
+type rawRef struct{ typ, id []byte }
+
+func (r rawRef) usable() bool {
+	return len(r.typ) > 0 && len(r.id) > 0 && bytes.IndexByte(r.typ, 0) < 0 && bytes.IndexByte(r.id, 0) < 0
+}
+
+// refKey is refPrefix(role, entity, stream.Type) followed by stream.ID, built in one allocation.
+func refKey(role string, r rawRef, stream storage.StreamKey) string {
+	var k strings.Builder
+	k.Grow(len(role) + len(r.typ) + len(r.id) + len(stream.Type) + len(stream.ID) + 4)
+	k.WriteString(role)
+	k.WriteByte(0)
+	k.Write(r.typ)
+	k.WriteByte(0)
+	k.Write(r.id)
+	k.WriteByte(0)
+	k.WriteString(stream.Type)
+	k.WriteByte(0)
+	k.WriteString(stream.ID)
+	return k.String()
+}
+
+// parseRefs reads metadata.actor and metadata.target, in that order; an absent one is empty.
+// Metadata that is not JSON has none.
+func parseRefs(meta []byte) ([2]rawRef, bool) {
+	if len(meta) == 0 {
+		return [2]rawRef{}, false
+	}
+	if refs, ok := parseWriteMetadata(meta); ok {
+		return refs, true
+	}
+	var m refMeta
+	if json.Unmarshal(meta, &m) != nil {
+		return [2]rawRef{}, false
+	}
+	var refs [2]rawRef
+	for i, r := range [...]*ref{m.Actor, m.Target} {
+		if r != nil {
+			refs[i] = rawRef{typ: []byte(r.Type), id: []byte(r.ID)}
+		}
+	}
+	return refs, true
+}
+
+// parseWriteMetadata reads, without a JSON decoder, the one layout the write path stores:
+// {"actor":{"id":S,"type":S}[,"target":{"id":S,"type":S}],"timestamp":N} with strings of
+// printable ASCII and no escapes. Anything else is left to json.Unmarshal, so the answer is
+// the decoder's either way.
+func parseWriteMetadata(b []byte) ([2]rawRef, bool) {
+	var refs [2]rawRef
+	rest, ok := cutPrefix(b, `{"actor":`)
+	if !ok {
+		return refs, false
+	}
+	if refs[0], rest, ok = parseRef(rest); !ok {
+		return refs, false
+	}
+	if r, ok := cutPrefix(rest, `,"target":`); ok {
+		if refs[1], rest, ok = parseRef(r); !ok {
+			return refs, false
+		}
+	}
+	if rest, ok = cutPrefix(rest, `,"timestamp":`); !ok {
+		return refs, false
+	}
+	if len(rest) > 0 && rest[0] == '-' {
+		rest = rest[1:]
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || (n > 1 && rest[0] == '0') || string(rest[n:]) != "}" {
+		return refs, false
+	}
+	return refs, true
+}
+
+// parseRef reads {"id":S,"type":S} at the start of b.
+func parseRef(b []byte) (rawRef, []byte, bool) {
+	var r rawRef
+	rest, ok := cutPrefix(b, `{"id":`)
+	if !ok {
+		return r, nil, false
+	}
+	if r.id, rest, ok = plainString(rest); !ok {
+		return r, nil, false
+	}
+	if rest, ok = cutPrefix(rest, `,"type":`); !ok {
+		return r, nil, false
+	}
+	if r.typ, rest, ok = plainString(rest); !ok {
+		return r, nil, false
+	}
+	rest, ok = cutPrefix(rest, `}`)
+	return r, rest, ok
+}
+
+// plainString reads a JSON string of printable ASCII without escapes at the start of b and
+// returns its contents.
+func plainString(b []byte) ([]byte, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, nil, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return b[1:i], b[i+1:], true
+		case c == '\\' || c < 0x20 || c > 0x7e:
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+func cutPrefix(b []byte, prefix string) ([]byte, bool) {
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return b, false
+	}
+	return b[len(prefix):], true
 }
 
 func refPrefix(role string, entity storage.StreamKey, streamType string) string {

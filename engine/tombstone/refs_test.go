@@ -27,7 +27,7 @@ func TestRefPuts(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, p := range RefPuts(c.in) {
+		for _, p := range AppendRefPuts(nil, c.in) {
 			if p.Space != RefSpace {
 				t.Errorf("%s: put in space %q, want %q", c.name, p.Space, RefSpace)
 			}
@@ -36,5 +36,80 @@ func TestRefPuts(t *testing.T) {
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// refPutKeysByDecoder is the index keys of one event's metadata as the JSON decoder reads it:
+// the reference the decoder-free path of AppendRefPuts must match.
+func refPutKeysByDecoder(meta string, stream storage.StreamKey) []string {
+	var m refMeta
+	if json.Unmarshal([]byte(meta), &m) != nil {
+		return nil
+	}
+	var keys []string
+	for _, r := range [...]struct {
+		role string
+		ref  *ref
+	}{{RoleActor, m.Actor}, {RoleTarget, m.Target}} {
+		if r.ref != nil && (rawRef{typ: []byte(r.ref.Type), id: []byte(r.ref.ID)}).usable() {
+			keys = append(keys, refPrefix(r.role, storage.StreamKey{Type: r.ref.Type, ID: r.ref.ID}, stream.Type)+stream.ID)
+		}
+	}
+	return keys
+}
+
+// The write path's metadata layout is read without the decoder; these near misses of it must
+// give what the decoder gives.
+func TestRefPutsMatchTheDecoder(t *testing.T) {
+	msg := storage.StreamKey{Type: "message", ID: "m1"}
+	for _, meta := range []string{
+		`{"actor":{"id":"alice","type":"user"},"timestamp":1741444200}`,
+		`{"actor":{"id":"alice","type":"user"},"target":{"id":"bob","type":"user"},"timestamp":0}`,
+		`{"actor":{"id":"alice","type":"user"},"target":{"id":"bob","type":"user"},"timestamp":-5}`,
+		`{"actor":{"id":"alice","type":"user"},"timestamp":01}`,
+		`{"actor":{"id":"alice","type":"user"},"timestamp":1} `,
+		`{"actor":{"id":"alice","type":"user"},"timestamp":1}x`,
+		`{"actor":{"id":"alice","type":"user"},"timestamp":1.5}`,
+		`{"actor":{"id":"al\u0069ce","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"al\"ice","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"àlice","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"id":"x"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"Target":{"id":"bob","type":"user"},"timestamp":1}`,
+		`{"Actor":{"id":"carol","type":"user"},"actor":{"id":"alice","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user","x":1},"timestamp":1}`,
+		`{"actor":{"type":"user","id":"alice"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"target":null,"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"}}`,
+		`{"actor":{"id":"alice","type":"user"},"timestamp":1`,
+	} {
+		var got []string
+		for _, p := range AppendRefPuts(nil, []storage.Append{{Stream: msg, Events: []storage.NewEvent{{Type: "x", Metadata: json.RawMessage(meta)}}}}) {
+			got = append(got, p.Key)
+		}
+		if want := refPutKeysByDecoder(meta, msg); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Errorf("%s: got %q, want %q", meta, got, want)
+		}
+	}
+}
+
+// Many distinct entities in one record switch the dedup to a map; every put is still there once.
+func TestRefPutsManyEntities(t *testing.T) {
+	msg := storage.StreamKey{Type: "message", ID: "m1"}
+	var evs []storage.NewEvent
+	for i := 0; i < 3*smallRefs; i++ {
+		meta := fmt.Sprintf(`{"actor":{"id":"a%d","type":"user"},"target":{"id":"t%d","type":"user"},"timestamp":1}`, i%(2*smallRefs), i)
+		evs = append(evs, storage.NewEvent{Type: "x", Metadata: json.RawMessage(meta)})
+	}
+	puts := AppendRefPuts([]storage.Put{{Space: "other", Key: "k"}}, []storage.Append{{Stream: msg, Events: evs}})
+	seen := map[string]bool{}
+	for _, p := range puts[1:] {
+		if seen[p.Key] {
+			t.Errorf("put %q twice", p.Key)
+		}
+		seen[p.Key] = true
+	}
+	if want := 2*smallRefs + 3*smallRefs; len(seen) != want || puts[0].Key != "k" {
+		t.Errorf("%d distinct puts (first %q), want %d after the caller's", len(seen), puts[0].Key, want)
 	}
 }

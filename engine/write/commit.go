@@ -3,6 +3,7 @@ package write
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/j17-go/j17/engine/problem"
@@ -57,15 +58,27 @@ func Commit(st storage.EventStore, p *Plan, opts Options) (Result, error) {
 	var last *storage.ConflictError
 	for i := 0; i < attempts; i++ {
 		res, err := commitOnce(st, p, opts)
-		if errors.As(err, &last) && last.Stream == p.Stream {
-			continue
+		if err == nil {
+			if opts.AfterCommit != nil {
+				opts.AfterCommit()
+			}
+			return res, nil
 		}
-		if err == nil && opts.AfterCommit != nil {
-			opts.AfterCommit()
+		if last = ownConflict(err, p.Stream); last == nil {
+			return res, err
 		}
-		return res, err
 	}
 	return Result{}, conflict(last)
+}
+
+// ownConflict returns err's conflict on stream, or nil. It is apart from Commit so that the error
+// target it declares is allocated only for a failed commit.
+func ownConflict(err error, stream storage.StreamKey) *storage.ConflictError {
+	var c *storage.ConflictError
+	if errors.As(err, &c) && c.Stream == stream {
+		return c
+	}
+	return nil
 }
 
 func commitOnce(st storage.EventStore, p *Plan, opts Options) (Result, error) {
@@ -88,7 +101,13 @@ func commitOnce(st storage.EventStore, p *Plan, opts Options) (Result, error) {
 		app.Expect = storage.Expect{Kind: storage.Any, Length: n}
 		from = n + 1
 	}
-	rec := &storage.Record{Appends: []storage.Append{app}}
+	// The record and its one append are allocated together.
+	one := &struct {
+		rec storage.Record
+		app [1]storage.Append
+	}{app: [1]storage.Append{app}}
+	rec := &one.rec
+	rec.Appends = one.app[:]
 	implied := 0
 	if opts.Expand != nil {
 		n, err := opts.Expand(p, rec)
@@ -97,7 +116,7 @@ func commitOnce(st storage.EventStore, p *Plan, opts Options) (Result, error) {
 		}
 		implied = n
 	}
-	rec.Puts = append(rec.Puts, tombstone.RefPuts(rec.Appends)...)
+	rec.Puts = tombstone.AppendRefPuts(rec.Puts, rec.Appends)
 	if opts.Puts != nil {
 		rec.Puts = append(rec.Puts, opts.Puts(from-1, implied)...)
 	}
@@ -122,6 +141,9 @@ func conflict(c *storage.ConflictError) error {
 // AppendAnswer writes the 201 answer of a write: stream_id for a single event, stream_ids and
 // count for a batch, and implied_count unless it is 0.
 func AppendAnswer(dst []byte, batch bool, ids []storage.StreamID, implied int) []byte {
+	// One growth for the whole answer: a stream id takes at most 41 bytes with its quotes and
+	// comma, the rest at most 64.
+	dst = slices.Grow(dst, 64+41*len(ids))
 	dst = append(dst, `{"ok":true,`...)
 	if batch {
 		dst = append(dst, `"stream_ids":[`...)
@@ -129,15 +151,13 @@ func AppendAnswer(dst []byte, batch bool, ids []storage.StreamID, implied int) [
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, '"')
-			dst = append(dst, id.String()...)
+			dst = appendStreamID(append(dst, '"'), id)
 			dst = append(dst, '"')
 		}
 		dst = append(dst, `],"count":`...)
 		dst = strconv.AppendInt(dst, int64(len(ids)), 10)
 	} else {
-		dst = append(dst, `"stream_id":"`...)
-		dst = append(dst, ids[0].String()...)
+		dst = appendStreamID(append(dst, `"stream_id":"`...), ids[0])
 		dst = append(dst, '"')
 	}
 	if implied > 0 {
@@ -145,4 +165,10 @@ func AppendAnswer(dst []byte, batch bool, ids []storage.StreamID, implied int) [
 		dst = strconv.AppendInt(dst, int64(implied), 10)
 	}
 	return append(dst, '}')
+}
+
+// appendStreamID appends id as its String does, without the intermediate strings.
+func appendStreamID(dst []byte, id storage.StreamID) []byte {
+	dst = strconv.AppendUint(dst, id.Ms, 10)
+	return strconv.AppendUint(append(dst, '-'), id.Seq, 10)
 }

@@ -10,6 +10,10 @@
 // the target, the concurrency options and metadata.timestamp, and each event's data against its
 // schema, straight from the request bytes. It returns a Plan: the stream, the events with their
 // stored metadata ({"actor", "target"?, "timestamp"}), and how the commit checks the length.
+// The body is checked as JSON once; its members (and those of metadata and of actor and target)
+// are then picked out by a scanner that matches names as encoding/json does (ASCII case
+// ignored, the last duplicate winning) and leaves names with escapes or non-ASCII bytes to the
+// decoder. A Plan's data is a copy: the caller may reuse the body's buffer once Prepare returns.
 //
 // Commit turns a Plan into one storage.Record and commits it. Internal OCC reads the length and
 // expects it (one retry on a conflict, then 409) whenever the record depends on what was read:

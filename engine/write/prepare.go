@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"time"
@@ -39,6 +40,12 @@ type Plan struct {
 	Expect storage.ExpectKind
 	Length uint64
 	Batch  bool
+	// one backs the slices of a single-event plan, which then takes one allocation.
+	one struct {
+		trigger [1]*spec.Event
+		event   [1]storage.NewEvent
+		data    [1][]byte
+	}
 }
 
 // Prepare checks a request against sp and builds its Plan. Every refusal is a *problem.Error.
@@ -62,18 +69,30 @@ func Prepare(sp *spec.Spec, rules ident.Rules, in Input) (*Plan, error) {
 	var meta []byte
 	var data [][]byte
 	if single != nil {
-		var b singleBody
-		if err := decodeObject(in.Body, &b, ""); err != nil {
+		obj, err := bodyObject(in.Body)
+		if err != nil {
+			return nil, err
+		}
+		b, err := decodeSingle(obj)
+		if err != nil {
 			return nil, err
 		}
 		if absent(b.Data) {
 			return nil, problem.At(problem.ErrMalformed, "data", "Field \"data\" is required")
 		}
-		meta, data = b.Metadata, [][]byte{b.Data}
-		p.Triggers = []*spec.Event{single}
+		// The body is the caller's buffer (the HTTP server reuses it): the stored data is a copy.
+		p.one.data = [1][]byte{bytes.Clone(b.Data)}
+		p.one.trigger = [1]*spec.Event{single}
+		meta, data = b.Metadata, p.one.data[:]
+		p.Triggers = p.one.trigger[:]
+		p.Events = p.one.event[:0]
 	} else {
-		var b batchBody
-		if err := decodeObject(in.Body, &b, ""); err != nil {
+		obj, err := bodyObject(in.Body)
+		if err != nil {
+			return nil, err
+		}
+		b, err := decodeBatch(obj)
+		if err != nil {
 			return nil, err
 		}
 		evs, err := batchEvents(agg, b.Events)
@@ -143,11 +162,11 @@ func batchEvents(agg *spec.AggregateType, raw []byte) ([]batchItem, error) {
 		if !isObject(it) {
 			return nil, problem.InBatch(problem.At(problem.ErrMalformed, "events", "Each event must be an object with \"type\" and \"data\""), i)
 		}
-		var e batchEvent
-		if err := json.Unmarshal(it, &e); err != nil {
+		e, err := decodeEvent(it)
+		if err != nil {
 			return nil, problem.InBatch(problem.At(problem.ErrMalformed, "events", "Each event must be an object with \"type\" and \"data\""), i)
 		}
-		name, err := str(e.Type, "type")
+		name, err := str(e.Type, "type", "")
 		if err != nil {
 			return nil, problem.InBatch(err, i)
 		}
@@ -171,8 +190,11 @@ func (p *Plan) metadata(sp *spec.Spec, rules ident.Rules, raw []byte, in Input) 
 	if absent(raw) {
 		return nil, 0, problem.At(problem.ErrMalformed, "metadata.actor", "Field \"metadata.actor\" is required")
 	}
-	var m metadataIn
-	if err := decodeObject(raw, &m, "metadata"); err != nil {
+	if err := memberObject(raw, "metadata"); err != nil {
+		return nil, 0, err
+	}
+	m, err := decodeMetadata(raw)
+	if err != nil {
 		return nil, 0, err
 	}
 	if absent(m.Actor) {
@@ -237,14 +259,17 @@ func (p *Plan) metadata(sp *spec.Spec, rules ident.Rules, raw []byte, in Input) 
 }
 
 func ref(raw []byte, path string) (typ, id string, err error) {
-	var r refIn
-	if err := decodeObject(raw, &r, path); err != nil {
+	if err := memberObject(raw, path); err != nil {
 		return "", "", err
 	}
-	if typ, err = str(r.Type, path+".type"); err != nil {
+	r, err := decodeRef(raw)
+	if err != nil {
 		return "", "", err
 	}
-	if id, err = str(r.ID, path+".id"); err != nil {
+	if typ, err = str(r.Type, path, ".type"); err != nil {
+		return "", "", err
+	}
+	if id, err = str(r.ID, path, ".id"); err != nil {
 		return "", "", err
 	}
 	return typ, id, nil
@@ -253,7 +278,12 @@ func ref(raw []byte, path string) (typ, id string, err error) {
 func (p *Plan) concurrency(m metadataIn) error {
 	skip := false
 	if !absent(m.SkipOCC) {
-		if err := json.Unmarshal(m.SkipOCC, &skip); err != nil || (m.SkipOCC[0] != 't' && m.SkipOCC[0] != 'f') {
+		// The member is valid JSON, so a value that starts with t or f is true or false.
+		switch m.SkipOCC[0] {
+		case 't':
+			skip = true
+		case 'f':
+		default:
 			return problem.At(problem.ErrMalformed, "metadata.skip_occ", "metadata.skip_occ must be a boolean")
 		}
 	}
@@ -288,17 +318,23 @@ func checkData(ev *spec.Event, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	err := ev.Schema.ValidateJSON(data)
-	var ve *schema.ValidationError
-	switch {
-	case err == nil:
+	if err == nil {
 		return data, nil
-	case errors.As(err, &ve):
-		return nil, &problem.Error{
+	}
+	return nil, dataError(err)
+}
+
+// dataError turns a refusal of the schema into the problem answered. It is apart from checkData
+// so that the error target it declares is allocated only for a refused event.
+func dataError(err error) error {
+	var ve *schema.ValidationError
+	if errors.As(err, &ve) {
+		return &problem.Error{
 			Kind: problem.ErrInvalid, Message: ve.Message, Path: ve.Path,
 			Details: map[string]any{"field": ve.Field, "constraint": ve.Constraint, "expected": ve.Expected, "received": ve.Received},
 		}
 	}
-	return nil, problem.At(problem.ErrMalformed, "data", "Event data is not valid JSON")
+	return problem.At(problem.ErrMalformed, "data", "Event data is not valid JSON")
 }
 
 func identError(err error) error {
