@@ -38,6 +38,16 @@
 // log after the step's emit, so a reply is found whether it arrived before or after a restart.
 // A pair's running sagas load when it opens, and the runner opens every pair of DataDir at start.
 //
+// # Idempotency keys
+//
+// A keyed write holds its key's lock (idempotency.Locks) while it reads the marker and commits;
+// a marker stops replaying IdempotencyTTL after its last use (24 h by default). One sweeper
+// goroutine per Engine (started by New, stopped by Close) deletes the expired markers of every
+// open pair every IdempotencySweep: it scans the record space, then deletes in commits of at
+// most sweepBatch keys with a pause between them, each batch under its keys' locks and checked
+// again there, so that a key renewed meanwhile keeps its marker. A deletion is an ordinary
+// commit; a sweep cut short by a crash or Close is finished by the next.
+//
 // # Invariants
 //
 //   - One request, one record: a write's events, what they imply, the schedules they create or
@@ -47,11 +57,15 @@
 //     length and last chain hash).
 //   - Snapshots and the cache are derived: deleting them changes no answer.
 //   - Nothing is acknowledged before the store's commit returned, which is after the fsync.
+//   - The limits of 100 pending schedules per aggregate (100,000 per pair) and of 100 running
+//     sagas per pair are exact under concurrent writes: a hook reserves its room before the
+//     commit (schedule.Index.Reserve, sagaSet.reserve), turns it into entries in the same step
+//     that publishes the commit, and gives it back when the write fails (writeHooks.release).
 //
 // # Concurrency
 //
 // Every method is safe for concurrent use. The engine's mutex guards only the table of open
 // pairs; requests run in parallel on a pair, serialized only per idempotency key and by the
-// store's own commit. Close waits only for the background goroutines (scheduler, saga runner) to finish
-// their current action; the server stops sending requests first.
+// store's own commit. Close waits only for the background goroutines (scheduler, saga runner,
+// idempotency sweeper) to finish their current action; the server stops sending requests first.
 package engine

@@ -47,6 +47,13 @@ type Options struct {
 	SchedulerPoll time.Duration
 	// SagaPoll is how often the saga runner looks for due work; 0 means DefaultSagaPoll.
 	SagaPoll time.Duration
+	// IdempotencyTTL is how long an idempotency key is replayed after its last use; 0 means
+	// idempotency.TTL, the documented 24 hours.
+	IdempotencyTTL time.Duration
+	// IdempotencySweep is how often markers older than IdempotencyTTL are deleted from storage;
+	// 0 means DefaultIdempotencySweep, negative runs no sweep (expired keys are still never
+	// replayed).
+	IdempotencySweep time.Duration
 }
 
 // Target names one (instance, environment).
@@ -72,6 +79,8 @@ type Engine struct {
 	sched  *scheduler
 	// sagas advances the sagas of every open pair until Close.
 	sagas *sagaRunner
+	// idem deletes expired idempotency markers; nil when turned off.
+	idem *idemSweeper
 	// openedExisting guards the one walk of the data directory at start (openExisting).
 	openedExisting sync.Once
 }
@@ -112,6 +121,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.startScheduler()
 	e.startSagaRunner(opts.SagaPoll)
+	e.startIdempotencySweep()
 	return e, nil
 }
 
@@ -160,6 +170,7 @@ func (e *Engine) open(t Target) (*pair, error) {
 
 // Close closes every store. Requests must have stopped.
 func (e *Engine) Close() error {
+	e.stopIdempotencySweep()
 	e.stopScheduler()
 	e.sagas.halt()
 	e.mu.Lock()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,10 +16,13 @@ import (
 
 // writeHook is one feature's part in a write. expand adds to the record before the commit (and
 // again, on a fresh record, for a retry); committed runs once the record is durable, with what
-// the last expand added.
+// the last expand added. A hook that counts against a limit reserves its room in expand, turns
+// it into the real thing in committed, and gives back in release whatever committed did not
+// take: release runs once the write is over, whether or not it committed.
 type writeHook interface {
 	expand(p *write.Plan, rec *storage.Record) (implied int, err error)
 	committed()
+	release()
 }
 
 // idleHook is a writeHook that can tell before the commit that it will add nothing to a plan.
@@ -53,6 +57,13 @@ func (hs writeHooks) expand(p *write.Plan, rec *storage.Record) (int, error) {
 	return total, nil
 }
 
+// release ends a write: every hook gives back the room it still holds. Callers defer it.
+func (hs writeHooks) release() {
+	for _, h := range hs {
+		h.release()
+	}
+}
+
 // after returns the AfterCommit of a write: the hooks' committed, then next when set.
 func (hs writeHooks) after(next func()) func() {
 	return func() {
@@ -74,8 +85,9 @@ type implicationHook struct {
 	// sagaDepth is the chain depth of the saga writing the request, 0 for any other write: past
 	// MaxSagaDepth the events of the record schedule nothing (the Sagas page's chain limit).
 	sagaDepth int
-	// created holds the schedules of the last expand.
+	// created holds the schedules of the last expand, and held the room reserved for them.
 	created []*schedule.Record
+	held    *schedule.Reservation
 }
 
 func (e *Engine) implications(p *pair, m *model, now time.Time) *implicationHook {
@@ -98,6 +110,7 @@ func (h *implicationHook) idle(plan *write.Plan) bool {
 }
 
 func (h *implicationHook) expand(plan *write.Plan, rec *storage.Record) (int, error) {
+	h.release()
 	h.created = h.created[:0]
 	triggers := make([]implication.Trigger, 0, len(plan.Events))
 	has := false
@@ -153,7 +166,7 @@ func (h *implicationHook) s0(k storage.StreamKey) (tick.Value, error) {
 }
 
 // schedule turns resolved schedules into record puts, within the limits per aggregate and per
-// pair.
+// pair, reserving their room until the write ends.
 func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Record) error {
 	if len(list) == 0 {
 		return nil
@@ -168,13 +181,17 @@ func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Re
 	for _, s := range list {
 		adds[s.Source]++
 	}
-	full, perAgg, perPair := h.p.sched.Room(adds)
-	if !perAgg {
-		return problem.New(problem.ErrInvalid, "Aggregate %s would have more than %d pending scheduled events; nothing was written", full, schedule.MaxPerAggregate)
-	}
-	if !perPair {
+	held, err := h.p.sched.Reserve(adds)
+	var le *schedule.LimitError
+	switch {
+	case errors.As(err, &le) && le.PerPair:
 		return problem.New(problem.ErrInvalid, "This environment would have more than %d pending scheduled events; nothing was written", schedule.MaxPerPair)
+	case errors.As(err, &le):
+		return problem.New(problem.ErrInvalid, "Aggregate %s would have more than %d pending scheduled events; nothing was written", le.Source, schedule.MaxPerAggregate)
+	case err != nil:
+		return err
 	}
+	h.held = held
 	for _, s := range list {
 		r := &schedule.Record{
 			ID: ident.NewV7(h.now), AggregateType: s.Target.Type, AggregateID: s.Target.ID, EventType: s.EventType,
@@ -188,9 +205,13 @@ func (h *implicationHook) schedule(list []implication.Scheduled, rec *storage.Re
 }
 
 func (h *implicationHook) committed() {
-	for _, r := range h.created {
-		h.p.sched.Add(r)
-	}
+	h.held.Commit(h.created)
+	h.held = nil
+}
+
+func (h *implicationHook) release() {
+	h.held.Release()
+	h.held = nil
 }
 
 // cancelHook cancels the pending schedules whose cancel_on matches an event of the record, in
@@ -228,6 +249,8 @@ func (h *cancelHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
 	}
 	return 0, nil
 }
+
+func (*cancelHook) release() {}
 
 func (h *cancelHook) committed() {
 	for _, id := range h.ids {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/saga"
@@ -149,12 +150,15 @@ func (e *Engine) RetrySaga(t Target, id string) (SagaView, error) {
 	if err != nil {
 		return SagaView{}, err
 	}
-	if set.count() >= MaxRunningSagas {
+	if !set.reserve() {
 		return SagaView{}, problem.New(problem.ErrInvalid, "Saga %s cannot resume: %d sagas are already running, the most an instance may run", id, MaxRunningSagas)
 	}
-	if !e.saveSaga(p, set, nil, next) {
-		return SagaView{}, errors.New("engine: cannot save the retried saga")
+	rec := &storage.Record{Puts: []storage.Put{{Space: sagaSpace, Key: next.ID, Value: next.Encode()}}}
+	if _, err := p.store.Commit(rec); err != nil {
+		set.unreserve(1)
+		return SagaView{}, fmt.Errorf("engine: cannot save the retried saga: %w", err)
 	}
+	set.admit(nil, next)
 	e.sagas.signal()
 	return viewOf(next), nil
 }

@@ -59,9 +59,11 @@ func (h *sagaHook) idle(plan *write.Plan) bool {
 	return true
 }
 
-// expand is the saga writeHook. It looks at every event of the record, implied ones included.
+// expand is the saga writeHook. It looks at every event of the record, implied ones included,
+// and reserves a running place for each saga it creates.
 func (h *sagaHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
-	h.created, h.touched = h.created[:0], h.touched[:0]
+	h.release()
+	h.touched = h.touched[:0]
 	now := h.e.clock.Now()
 	for _, app := range rec.Appends {
 		h.touched = append(h.touched, saga.Key{Type: app.Stream.Type, ID: app.Stream.ID})
@@ -88,7 +90,7 @@ func (h *sagaHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
 			}
 			snap := state.AppendJSON(nil)
 			for _, d := range defs {
-				if h.p.sagas.count()+len(h.created) >= MaxRunningSagas {
+				if !h.p.sagas.reserve() {
 					return 0, problem.New(problem.ErrInvalid, "Saga %q cannot start: %d sagas are already running, the most an instance may run", d.Name, MaxRunningSagas)
 				}
 				names := make([]string, len(d.Steps))
@@ -98,23 +100,32 @@ func (h *sagaHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
 				st := saga.New(newSagaID(now.UnixMilli()), d.Name, names, h.depth+1, saga.Event{
 					AggregateType: app.Stream.Type, ID: app.Stream.ID, Type: ev.Type, Data: ev.Data, Metadata: ev.Metadata,
 				}, snap, now.Unix())
-				rec.Puts = append(rec.Puts, storage.Put{Space: sagaSpace, Key: st.ID, Value: st.Encode()})
+				// Appended at once: release gives back one place per created saga.
 				h.created = append(h.created, st)
+				rec.Puts = append(rec.Puts, storage.Put{Space: sagaSpace, Key: st.ID, Value: st.Encode()})
 			}
 		}
 	}
 	return 0, nil
 }
 
-// committed runs after the write's record is durable.
+// committed runs after the write's record is durable: the created sagas take their reserved
+// places.
 func (h *sagaHook) committed() {
 	for _, st := range h.created {
-		h.p.sagas.publish(nil, st)
+		h.p.sagas.admit(nil, st)
 	}
 	if len(h.created) > 0 {
 		h.e.sagas.signal()
 	}
+	h.created = h.created[:0]
 	h.e.notifySagas(h.p.sagas, h.touched)
+}
+
+// release gives back the places of sagas the write did not commit.
+func (h *sagaHook) release() {
+	h.p.sagas.unreserve(len(h.created))
+	h.created = h.created[:0]
 }
 
 // depthExceeded is the audit entry of a saga or schedule hook skipped because the event that

@@ -23,6 +23,9 @@ type sagaSet struct {
 	mu sync.Mutex
 	// running holds the sagas whose status is running; protected by mu.
 	running map[string]*saga.State
+	// reserved counts the places held for sagas that commits in progress start or resume; with
+	// running it stays within MaxRunningSagas. Protected by mu.
+	reserved int
 	// pending lists awaited aggregates that received events since the last pass; recheck asks
 	// the next pass to look at every waiting saga (after recovery). Protected by mu.
 	pending []saga.Key
@@ -165,8 +168,41 @@ func (s *sagaSet) count() int {
 	return len(s.running)
 }
 
+// reserve takes a running place for a saga about to start or resume, when running and reserved
+// sagas leave one within MaxRunningSagas. The place is the saga's once admit publishes it, and
+// is given back with unreserve if its commit fails.
+func (s *sagaSet) reserve() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.running)+s.reserved >= MaxRunningSagas {
+		return false
+	}
+	s.reserved++
+	return true
+}
+
+// unreserve gives back n places taken by reserve.
+func (s *sagaSet) unreserve(n int) {
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserved -= n
+}
+
+// admit is publish for a saga whose running place was reserved: the place becomes its own in
+// the same step, so no count sees the saga twice or not at all.
+func (s *sagaSet) admit(before, after *saga.State) {
+	s.publishWith(before, after, 1)
+}
+
 // publish makes after, now durable, the state of its saga, moving it in the await index.
 func (s *sagaSet) publish(before, after *saga.State) {
+	s.publishWith(before, after, 0)
+}
+
+func (s *sagaSet) publishWith(before, after *saga.State, reserved int) {
 	if before != nil {
 		if w := before.Waiting(); w != nil {
 			s.index.Remove(saga.Key{Type: w.AwaitType, ID: w.AwaitID}, before.ID)
@@ -177,6 +213,7 @@ func (s *sagaSet) publish(before, after *saga.State) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reserved -= reserved
 	if after.Status == saga.Running {
 		s.running[after.ID] = after
 	} else {

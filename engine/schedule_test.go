@@ -44,6 +44,12 @@ type scheduleFixture struct {
 
 func newScheduleFixture(t *testing.T) *scheduleFixture {
 	t.Helper()
+	return newSpecFixture(t, scheduleSpec)
+}
+
+// newSpecFixture deploys doc to the staging environment of a new instance.
+func newSpecFixture(t *testing.T, doc string) *scheduleFixture {
+	t.Helper()
 	dir := t.TempDir()
 	ctl, err := control.Open(filepath.Join(dir, "control.db"), control.Options{BcryptCost: bcrypt.MinCost})
 	if err != nil {
@@ -54,11 +60,11 @@ func newScheduleFixture(t *testing.T) *scheduleFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, report := spec.Load([]byte(scheduleSpec)); !report.OK() {
+	if _, report := spec.Load([]byte(doc)); !report.OK() {
 		t.Fatal(report.Err())
 	}
 	f := &scheduleFixture{dir: dir, ctl: ctl, clock: &scheduleClock{now: time.Unix(1_700_000_000, 0)}, t: Target{Instance: inst.ID, Environment: control.EnvStaging}}
-	if _, err := ctl.DeploySpec(f.t.Instance, f.t.Environment, "", func(*control.SpecVersion) ([]byte, error) { return []byte(scheduleSpec), nil }); err != nil {
+	if _, err := ctl.DeploySpec(f.t.Instance, f.t.Environment, "", func(*control.SpecVersion) ([]byte, error) { return []byte(doc), nil }); err != nil {
 		t.Fatal(err)
 	}
 	return f

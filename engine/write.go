@@ -73,6 +73,7 @@ func (e *Engine) write(p *pair, in WriteInput, fp *[32]byte) (WriteAnswer, error
 		return WriteAnswer{}, err
 	}
 	hooks := writeHooks{e.implications(p, m, now), e.scheduleCancels(p, now), e.newSagaHook(p, m, 0)}
+	defer hooks.release()
 	opts := write.Options{Expand: hooks.expander(plan), AfterCommit: hooks.after(e.opts.AfterCommit)}
 	if fp != nil {
 		opts.Puts = func(after uint64, implied int) []storage.Put {
@@ -111,7 +112,7 @@ func (e *Engine) replay(p *pair, key string, fp [32]byte) (WriteAnswer, bool, er
 		return WriteAnswer{}, false, err
 	}
 	now := e.clock.Now()
-	if !mk.Live(now) {
+	if !mk.Live(now, e.idempotencyTTL()) {
 		return WriteAnswer{}, false, nil
 	}
 	if mk.Hash != fp {

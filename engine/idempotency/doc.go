@@ -14,7 +14,9 @@
 //
 // # Invariants
 //
-//   - A key is remembered for TTL (24 hours) after its last use: a replay refreshes it.
+//   - A key is remembered for TTL (24 hours, or the engine's configured window) after its last
+//     use: a replay refreshes it. An expired marker is never replayed; the engine deletes it in
+//     the background, and a new write with its key replaces it.
 //   - One key, one body: the same key with a body of another fingerprint is refused.
 //   - Keys are scoped by the store they live in, one per (instance, environment).
 //

@@ -82,10 +82,10 @@ func TestMarkerRoundTrip(t *testing.T) {
 func TestMarkerLivesTTLAfterLastUse(t *testing.T) {
 	used := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := Marker{LastUsed: used.UnixMilli()}
-	if !m.Live(used.Add(TTL - time.Millisecond)) {
+	if !m.Live(used.Add(TTL-time.Millisecond), TTL) {
 		t.Error("dead before TTL")
 	}
-	if m.Live(used.Add(TTL)) {
+	if m.Live(used.Add(TTL), TTL) {
 		t.Error("alive at TTL")
 	}
 }

@@ -13,7 +13,8 @@ import (
 // Space is the record space that holds the markers, keyed by the idempotency key.
 const Space = "idempotency"
 
-// TTL is how long a key is remembered after its last use.
+// TTL is how long a key is remembered after its last use, unless the engine is configured with
+// another window.
 const TTL = 24 * time.Hour
 
 // Fingerprint is the SHA-256 of the canonical JSON of a request body, so that reordered keys
@@ -44,9 +45,10 @@ type Marker struct {
 	ImpliedCount int    `json:"implied_count,omitempty"`
 }
 
-// Live reports whether the marker is still remembered at now.
-func (m *Marker) Live(now time.Time) bool {
-	return now.Sub(time.UnixMilli(m.LastUsed)) < TTL
+// Live reports whether the marker is still remembered at now when keys live ttl after their
+// last use. A marker that is not live is never replayed and may be deleted.
+func (m *Marker) Live(now time.Time, ttl time.Duration) bool {
+	return now.Sub(time.UnixMilli(m.LastUsed)) < ttl
 }
 
 // Encode returns the marker's stored form.

@@ -19,6 +19,10 @@
 //
 //   - Index mirrors the committed records: callers change it only after the commit returned.
 //   - Pending entries, and only they, are in the due heap.
+//   - Pending schedules plus the room held by Reservations never exceed MaxPerAggregate per
+//     source nor MaxPerPair in all: a write reserves before its commit and turns the room into
+//     entries (Reservation.Commit) or gives it back (Release) after, so the limits are exact
+//     under concurrent writes.
 //
 // # Concurrency
 //

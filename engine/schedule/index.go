@@ -42,6 +42,10 @@ type Index struct {
 		// perSource counts pending schedules per scheduling aggregate.
 		perSource map[storage.StreamKey]int
 		pending   int
+		// held and heldTotal count the room reserved by commits in progress, per source and
+		// in all.
+		held      map[storage.StreamKey]int
+		heldTotal int
 	}
 }
 
@@ -51,6 +55,7 @@ func NewIndex() *Index {
 	x.mu.byID = map[string]*entry{}
 	x.mu.cancel = map[implication.Match][]*entry{}
 	x.mu.perSource = map[storage.StreamKey]int{}
+	x.mu.held = map[storage.StreamKey]int{}
 	x.mu.sorted = true
 	return x
 }
@@ -147,19 +152,76 @@ func (x *Index) settleLocked(e *entry, status string) {
 	e.status = status
 }
 
-// Room reports whether adding adds[k] more pending schedules for each source k stays within
-// MaxPerAggregate and, in total, MaxPerPair. It names the first source that is full.
-func (x *Index) Room(adds map[storage.StreamKey]int) (storage.StreamKey, bool, bool) {
+// Reserve takes room for adds[k] more pending schedules from each source k, within
+// MaxPerAggregate per source and MaxPerPair in all, counting both the pending schedules and the
+// room other writes hold. A write reserves before its commit and gives the room back with
+// Reservation.Commit or Release: two writes racing for the last place cannot both get it. When
+// there is no room it takes nothing and returns a *LimitError.
+func (x *Index) Reserve(adds map[storage.StreamKey]int) (*Reservation, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	total := 0
 	for k, n := range adds {
-		if x.mu.perSource[k]+n > MaxPerAggregate {
-			return k, false, true
+		if x.mu.perSource[k]+x.mu.held[k]+n > MaxPerAggregate {
+			return nil, &LimitError{Source: k}
 		}
 		total += n
 	}
-	return storage.StreamKey{}, true, x.mu.pending+total <= MaxPerPair
+	if x.mu.pending+x.mu.heldTotal+total > MaxPerPair {
+		return nil, &LimitError{PerPair: true}
+	}
+	r := &Reservation{x: x, adds: make(map[storage.StreamKey]int, len(adds)), total: total}
+	for k, n := range adds {
+		r.adds[k] = n
+		x.mu.held[k] += n
+	}
+	x.mu.heldTotal += total
+	return r, nil
+}
+
+// Reservation is room held for schedules that a commit in progress adds.
+type Reservation struct {
+	x     *Index
+	adds  map[storage.StreamKey]int
+	total int
+}
+
+// Commit indexes the committed schedules the room was held for and gives the room back, in one
+// step, so that no count sees them twice or not at all. r is spent afterwards.
+func (r *Reservation) Commit(recs []*Record) {
+	if r == nil || r.x == nil {
+		return
+	}
+	x := r.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r.releaseLocked()
+	for _, rec := range recs {
+		x.addLocked(rec, Pending)
+	}
+}
+
+// Release gives the room back: the commit failed or never happened. Releasing a spent or nil
+// reservation does nothing.
+func (r *Reservation) Release() {
+	if r == nil || r.x == nil {
+		return
+	}
+	r.x.mu.Lock()
+	defer r.x.mu.Unlock()
+	r.releaseLocked()
+}
+
+// REQUIRES: r.x.mu held.
+func (r *Reservation) releaseLocked() {
+	x := r.x
+	for k, n := range r.adds {
+		if x.mu.held[k] -= n; x.mu.held[k] <= 0 {
+			delete(x.mu.held, k)
+		}
+	}
+	x.mu.heldTotal -= r.total
+	r.x = nil
 }
 
 // Canceled returns the pending schedules that an event of type eventType on k cancels.

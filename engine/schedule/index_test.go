@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -64,17 +65,37 @@ func TestCancelTableFollowsStatus(t *testing.T) {
 	}
 }
 
-func TestRoomPerAggregate(t *testing.T) {
+func TestReservePerAggregate(t *testing.T) {
 	x := NewIndex()
-	for i := 0; i < MaxPerAggregate; i++ {
+	for i := 0; i < MaxPerAggregate-1; i++ {
 		x.Add(rec(fmt.Sprintf("id%03d", i), 1))
 	}
-	if _, perAgg, perPair := x.Room(map[storage.StreamKey]int{src: 1}); perAgg || !perPair {
-		t.Errorf("got room %v/%v for the 101st schedule of one aggregate, want false/true", perAgg, perPair)
+	held, err := x.Reserve(map[storage.StreamKey]int{src: 1})
+	if err != nil {
+		t.Fatalf("no room for the 100th schedule: %v", err)
+	}
+	var le *LimitError
+	if _, err := x.Reserve(map[storage.StreamKey]int{src: 1}); !errors.As(err, &le) || le.PerPair || le.Source != src {
+		t.Errorf("got %v with the last place held, want a per-aggregate LimitError", err)
+	}
+	held.Release()
+	again, err := x.Reserve(map[storage.StreamKey]int{src: 1})
+	if err != nil {
+		t.Fatalf("released room is still held: %v", err)
+	}
+	again.Commit([]*Record{rec("id999", 1)})
+	again.Release() // spent: gives nothing back twice
+	if _, err := x.Reserve(map[storage.StreamKey]int{src: 1}); !errors.Is(err, ErrLimit) {
+		t.Errorf("got %v for the 101st schedule of one aggregate, want ErrLimit", err)
+	}
+	if got := x.Pending(); got != MaxPerAggregate {
+		t.Errorf("got %d pending, want %d", got, MaxPerAggregate)
 	}
 	x.Settle("id000", Fired)
-	if _, perAgg, _ := x.Room(map[storage.StreamKey]int{src: 1}); !perAgg {
-		t.Errorf("a fired schedule still counts against its aggregate")
+	if r, err := x.Reserve(map[storage.StreamKey]int{src: 1}); err != nil {
+		t.Errorf("a fired schedule still counts against its aggregate: %v", err)
+	} else {
+		r.Release()
 	}
 }
 
