@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/j17-go/j17/api"
 	"github.com/j17-go/j17/engine"
 	"github.com/j17-go/j17/engine/control"
+	"github.com/j17-go/j17/engine/implication"
 )
 
 // shutdownGrace bounds how long a shutdown waits for requests in flight.
@@ -26,6 +28,19 @@ const shutdownGrace = 30 * time.Second
 // autoAnchorPeriod is how often the server checks whether an automatic root anchor is due; the
 // smallest interval an environment may set is one minute.
 const autoAnchorPeriod = time.Minute
+
+// defaultGCPercent is the garbage collector's target when GOGC is not set. The server's live heap
+// is small (the index and the log are memory-mapped files, not heap), so at Go's default of 100
+// the collector runs very often under write load; at 200 a write costs about a tenth less CPU
+// for a heap that peaks at three times the live data instead of two.
+const defaultGCPercent = 200
+
+// applyGCDefault sets defaultGCPercent unless the environment sets GOGC.
+func applyGCDefault(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+}
 
 // cmdServe runs `j17 serve` until SIGINT or SIGTERM.
 func cmdServe(args []string, _, stderr io.Writer) int {
@@ -37,6 +52,7 @@ func cmdServe(args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "j17 serve: %v\n", err)
 		return 2
 	}
+	applyGCDefault(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, c, control.SystemClock{}, stderr, nil); err != nil {
@@ -78,7 +94,9 @@ func serve(ctx context.Context, c serveConfig, clock control.Clock, stderr io.Wr
 	eng, err := engine.New(engine.Options{
 		DataDir: c.data, Control: store, Clock: clock, Logger: log,
 		CacheBytes: cacheBudget(c.cacheBytes), SnapshotEvery: uint64(c.snapshotEvery),
-		AfterCommit: crashHook(c.crashAfterCommit),
+		AfterCommit:   crashHook(c.crashAfterCommit),
+		Implications:  implication.Limits{MaxDepth: c.maxDepth, MaxTotal: c.maxTotal},
+		SchedulerPoll: c.schedulerPoll,
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/j17-go/j17/engine/ident"
+	"github.com/j17-go/j17/engine/implication"
 	"github.com/j17-go/j17/engine/spec"
 	"github.com/j17-go/j17/tick"
 )
@@ -209,15 +210,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-const eventsUsage = `usage: j17 events dry-run spec.json events.jsonl
+const eventsUsage = `usage: j17 events dry-run [--implication-max-depth N] [--implication-max-total N] spec.json events.jsonl
        j17 events validate spec.json events.json
 
 Each event is {"key": "type:id", "type": "event_type", "data": {...}, "metadata": {...}};
 a file holds a JSON array of events or one event per line (NDJSON).
 validate checks every event as the write path does and reports each invalid one by index.
-dry-run also applies the valid events in order and prints the resulting aggregates by key;
-an event without metadata.timestamp gets the current time, as the server stamps it.
-Both exit 1 when an event is invalid.
+dry-run also applies the valid events in order, each as one write of the server: its
+implications (emit, map, pipeline) run against the aggregates before it, within max_depth and
+max_total (defaults 5 and 100, as j17 serve), every implied event is checked like a write, and
+the event applies with all it implies or not at all. It prints the resulting aggregates by key;
+the scheduled events and sagas the events would start are listed on standard error, since a dry
+run fires no schedule and runs no saga. An event without metadata.timestamp gets the current
+time, as the server stamps it. Both exit 1 when an event is invalid.
 `
 
 // maxEventsFileBytes bounds an events file read by the events commands.
@@ -241,6 +246,23 @@ func cmdEvents(args []string, stdout, stderr io.Writer) int {
 }
 
 func eventsRun(args []string, apply bool, stdout, stderr io.Writer) int {
+	limits := implication.DefaultLimits
+	if apply {
+		fs := flag.NewFlagSet("events dry-run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.IntVar(&limits.MaxDepth, "implication-max-depth", limits.MaxDepth, "max_depth")
+		fs.IntVar(&limits.MaxTotal, "implication-max-total", limits.MaxTotal, "max_total")
+		var err error
+		if args, err = parseInterspersed(fs, args); err != nil {
+			fmt.Fprintf(stderr, "j17: %v\n", err)
+			fmt.Fprint(stderr, eventsUsage)
+			return exitUsage
+		}
+		if limits.MaxDepth < 1 || limits.MaxTotal < 1 {
+			fmt.Fprintln(stderr, "j17: --implication-max-depth and --implication-max-total must be at least 1")
+			return exitUsage
+		}
+	}
 	if len(args) != 2 {
 		fmt.Fprint(stderr, eventsUsage)
 		return exitUsage
@@ -260,7 +282,7 @@ func eventsRun(args []string, apply bool, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	rules := ident.NewRules(s.Singletons())
-	states := map[string]tick.Value{}
+	run := newDryRun(s, rules, limits, stderr)
 	invalid := 0
 	for i, it := range items {
 		where := fmt.Sprintf("%s: event %d", args[1], i)
@@ -269,7 +291,7 @@ func eventsRun(args []string, apply bool, stdout, stderr io.Writer) int {
 		}
 		ev, key, err := checkEvent(s, rules, it.raw)
 		if err == nil && apply {
-			err = applyEvent(states, key, ev, it.raw, time.Now)
+			err = run.apply(where, key, ev, it.raw)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", where, err)
@@ -277,7 +299,7 @@ func eventsRun(args []string, apply bool, stdout, stderr io.Writer) int {
 		}
 	}
 	if apply {
-		if code := printAggregates(stdout, stderr, states); code != exitOK {
+		if code := printAggregates(stdout, stderr, run.states); code != exitOK {
 			return code
 		}
 	}
@@ -399,29 +421,6 @@ func stampEvent(te *tick.Event, now func() time.Time) {
 	}
 	members := append(append([]tick.Member(nil), te.Metadata.Members()...), tick.Member{Key: "timestamp", Value: tick.Number(float64(now().Unix()))})
 	te.Metadata = tick.Object(members...)
-}
-
-// applyEvent runs the event's handler on the state of its aggregate, stamping the event with
-// now when it carries no timestamp.
-func applyEvent(states map[string]tick.Value, key string, ev *spec.Event, raw []byte, now func() time.Time) error {
-	te, err := tick.ParseEvent(raw)
-	if err != nil {
-		return err
-	}
-	stampEvent(te, now)
-	te.Key = key
-	te.AggregateType, te.ID, _ = strings.Cut(key, ":")
-	st, ok := states[key]
-	if !ok {
-		st = tick.Object()
-	}
-	if ev.Handler != nil {
-		if st, err = ev.Handler.Apply(st, te); err != nil {
-			return fmt.Errorf("handler: %w", err)
-		}
-	}
-	states[key] = st
-	return nil
 }
 
 func printAggregates(stdout, stderr io.Writer, states map[string]tick.Value) int {

@@ -3,7 +3,8 @@
 //	j17 serve [flags]        run the HTTP server (control plane and data plane)
 //	j17 spec validate FILE   validate a spec
 //	j17 handler test ...     run a spec's handlers on sample events
-//	j17 events ...           check events against a spec
+//	j17 events ...           check events against a spec; dry-run folds them, with their
+//	                         implications, into aggregates and lists schedules and sagas
 //	j17 repair [--data DIR]  truncate damaged logs at their first bad record (server stopped)
 //	j17 verify PATH          verify chains and Merkle roots of a data directory or an NDJSON export
 //
@@ -19,6 +20,9 @@
 //	--base-domain D     J17_BASE_DOMAIN     none (host routing: <name>.D, <name>-staging.D, <name>-test.D)
 //	--cache-bytes N     J17_CACHE_BYTES     268435456 aggregate cache budget (0 = off)
 //	--snapshot-every N  J17_SNAPSHOT_EVERY  1000 events between aggregate snapshots
+//	--implication-max-depth N  J17_IMPLICATION_MAX_DEPTH  5 (max_depth of implication chains)
+//	--implication-max-total N  J17_IMPLICATION_MAX_TOTAL  100 (max_total implied events per trigger)
+//	--scheduler-poll D  J17_SCHEDULER_POLL  500ms between looks for due scheduled events
 //	--log-format F      J17_LOG_FORMAT      text (or json)
 //	--log-level L       J17_LOG_LEVEL       info
 //

@@ -7,6 +7,10 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/j17-go/j17/engine"
+	"github.com/j17-go/j17/engine/implication"
 )
 
 // serveConfig is everything `j17 serve` takes from its flags and environment.
@@ -21,6 +25,11 @@ type serveConfig struct {
 	// interval in events.
 	cacheBytes    int
 	snapshotEvery int
+	// maxDepth and maxTotal bound implication chains (max_depth and max_total of the
+	// Implications Reference); schedulerPoll is how often due scheduled events are looked for.
+	maxDepth      int
+	maxTotal      int
+	schedulerPoll time.Duration
 	// crashAfterCommit is the crash-test hook of crashAfterCommitEnv; no flag.
 	crashAfterCommit bool
 	logFormat        string
@@ -33,7 +42,8 @@ type serveConfig struct {
 	bcryptCost int
 }
 
-// The defaults of --cache-bytes and --snapshot-every.
+// The defaults of --cache-bytes and --snapshot-every; the implication limits and the scheduler
+// poll default to the engine's.
 const (
 	defaultCacheBytes    = 256 << 20
 	defaultSnapshotEvery = 1000
@@ -63,6 +73,18 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		}
 		return n
 	}
+	dur := func(name string, def time.Duration) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			envErr = fmt.Errorf("%s=%q: want a duration such as 500ms or 2s", name, v)
+			return def
+		}
+		return d
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.data, "data", str("J17_DATA", "./data"), "data `directory` (env J17_DATA)")
@@ -73,6 +95,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.StringVar(&c.baseDomain, "base-domain", str("J17_BASE_DOMAIN", ""), "host routing `domain`: <name>.D is prod, <name>-staging.D staging, <name>-test.D test (env J17_BASE_DOMAIN)")
 	fs.IntVar(&c.cacheBytes, "cache-bytes", num("J17_CACHE_BYTES", defaultCacheBytes), "aggregate cache budget in `bytes`, 0 = off (env J17_CACHE_BYTES)")
 	fs.IntVar(&c.snapshotEvery, "snapshot-every", num("J17_SNAPSHOT_EVERY", defaultSnapshotEvery), "save an aggregate snapshot every `N` events (env J17_SNAPSHOT_EVERY)")
+	fs.IntVar(&c.maxDepth, "implication-max-depth", num("J17_IMPLICATION_MAX_DEPTH", implication.DefaultLimits.MaxDepth), "deepest implication chain, max_depth (env J17_IMPLICATION_MAX_DEPTH)")
+	fs.IntVar(&c.maxTotal, "implication-max-total", num("J17_IMPLICATION_MAX_TOTAL", implication.DefaultLimits.MaxTotal), "most implied events per trigger event, max_total (env J17_IMPLICATION_MAX_TOTAL)")
+	fs.DurationVar(&c.schedulerPoll, "scheduler-poll", dur("J17_SCHEDULER_POLL", engine.DefaultSchedulerPoll), "how often due scheduled events are looked for, a `duration` (env J17_SCHEDULER_POLL)")
 	fs.StringVar(&c.logFormat, "log-format", str("J17_LOG_FORMAT", "text"), "log format, text or json (env J17_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", str("J17_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env J17_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +118,12 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		return c, fmt.Errorf("--snapshot-every must be at least 1")
 	case c.maxBody < 1:
 		return c, fmt.Errorf("--max-body must be at least 1")
+	case c.maxDepth < 1:
+		return c, fmt.Errorf("--implication-max-depth must be at least 1")
+	case c.maxTotal < 1:
+		return c, fmt.Errorf("--implication-max-total must be at least 1")
+	case c.schedulerPoll <= 0:
+		return c, fmt.Errorf("--scheduler-poll %s: want a positive duration", c.schedulerPoll)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return c, fmt.Errorf("--log-format %q: want text or json", c.logFormat)
 	}

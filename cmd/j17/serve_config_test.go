@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestServeConfigPrecedence(t *testing.T) {
@@ -16,25 +18,29 @@ func TestServeConfigPrecedence(t *testing.T) {
 		{
 			name: "defaults",
 			want: serveConfig{data: "./data", listen: "127.0.0.1:8017", rateLimitKey: 500, rateLimitIP: 2000, maxBody: 1048576, logFormat: "text", logLevel: "info",
-				cacheBytes: 256 << 20, snapshotEvery: 1000},
+				cacheBytes: 256 << 20, snapshotEvery: 1000, maxDepth: 5, maxTotal: 100, schedulerPoll: 500 * time.Millisecond},
 		},
 		{
 			name: "environment over defaults",
 			env: map[string]string{"J17_DATA": "/env/data", "J17_LISTEN": "0.0.0.0:1", "J17_RATE_LIMIT_KEY": "7", "J17_RATE_LIMIT_IP": "0",
 				"J17_MAX_BODY": "99", "J17_BASE_DOMAIN": "env.example", "J17_LOG_FORMAT": "json", "J17_LOG_LEVEL": "debug",
-				"J17_ADMIN_EMAIL": "a@b.c", "J17_ADMIN_PASSWORD": "pw", "J17_CACHE_BYTES": "0", "J17_SNAPSHOT_EVERY": "50"},
+				"J17_ADMIN_EMAIL": "a@b.c", "J17_ADMIN_PASSWORD": "pw", "J17_CACHE_BYTES": "0", "J17_SNAPSHOT_EVERY": "50",
+				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s"},
 			want: serveConfig{data: "/env/data", listen: "0.0.0.0:1", rateLimitKey: 7, rateLimitIP: 0, maxBody: 99, baseDomain: "env.example",
-				logFormat: "json", logLevel: "debug", adminEmail: "a@b.c", adminPassword: "pw", cacheBytes: 0, snapshotEvery: 50},
+				logFormat: "json", logLevel: "debug", adminEmail: "a@b.c", adminPassword: "pw", cacheBytes: 0, snapshotEvery: 50,
+				maxDepth: 3, maxTotal: 20, schedulerPoll: 2 * time.Second},
 		},
 		{
 			name: "flags over environment",
 			args: []string{"--data", "/flag/data", "--listen", "127.0.0.1:2", "--rate-limit-key", "0", "--rate-limit-ip", "5",
 				"--max-body", "10", "--base-domain", "flag.example", "--log-format", "text", "--log-level", "warn",
-				"--cache-bytes", "1024", "--snapshot-every", "7"},
+				"--cache-bytes", "1024", "--snapshot-every", "7",
+				"--implication-max-depth", "2", "--implication-max-total", "1", "--scheduler-poll", "50ms"},
 			env: map[string]string{"J17_DATA": "/env/data", "J17_LISTEN": "0.0.0.0:1", "J17_RATE_LIMIT_KEY": "7", "J17_RATE_LIMIT_IP": "0",
-				"J17_MAX_BODY": "99", "J17_BASE_DOMAIN": "env.example", "J17_LOG_FORMAT": "json", "J17_LOG_LEVEL": "debug"},
+				"J17_MAX_BODY": "99", "J17_BASE_DOMAIN": "env.example", "J17_LOG_FORMAT": "json", "J17_LOG_LEVEL": "debug",
+				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s"},
 			want: serveConfig{data: "/flag/data", listen: "127.0.0.1:2", rateLimitKey: 0, rateLimitIP: 5, maxBody: 10, baseDomain: "flag.example",
-				logFormat: "text", logLevel: "warn", cacheBytes: 1024, snapshotEvery: 7},
+				logFormat: "text", logLevel: "warn", cacheBytes: 1024, snapshotEvery: 7, maxDepth: 2, maxTotal: 1, schedulerPoll: 50 * time.Millisecond},
 		},
 		{name: "bad env number", env: map[string]string{"J17_MAX_BODY": "lots"}, bad: true},
 		{name: "negative env number", env: map[string]string{"J17_RATE_LIMIT_IP": "-1"}, bad: true},
@@ -42,6 +48,14 @@ func TestServeConfigPrecedence(t *testing.T) {
 		{name: "negative flag", args: []string{"--rate-limit-key", "-1"}, bad: true},
 		{name: "zero body", args: []string{"--max-body", "0"}, bad: true},
 		{name: "zero snapshot interval", args: []string{"--snapshot-every", "0"}, bad: true},
+		{name: "zero implication depth", args: []string{"--implication-max-depth", "0"}, bad: true},
+		{name: "zero implication total", args: []string{"--implication-max-total", "0"}, bad: true},
+		{name: "negative implication total", args: []string{"--implication-max-total", "-3"}, bad: true},
+		{name: "bad implication depth in env", env: map[string]string{"J17_IMPLICATION_MAX_DEPTH": "deep"}, bad: true},
+		{name: "zero scheduler poll", args: []string{"--scheduler-poll", "0s"}, bad: true},
+		{name: "negative scheduler poll", args: []string{"--scheduler-poll", "-1s"}, bad: true},
+		{name: "scheduler poll without a unit", args: []string{"--scheduler-poll", "500"}, bad: true},
+		{name: "bad scheduler poll in env", env: map[string]string{"J17_SCHEDULER_POLL": "soon"}, bad: true},
 		{name: "bad log format", args: []string{"--log-format", "xml"}, bad: true},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, bad: true},
 		{name: "unknown flag", args: []string{"--nope"}, bad: true},
@@ -63,5 +77,24 @@ func TestServeConfigPrecedence(t *testing.T) {
 				t.Errorf("got  %+v\nwant %+v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestGCDefaultUnlessGOGCSet(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, c := range []struct {
+		gogc string
+		want int
+	}{{"", defaultGCPercent}, {"50", 100}} {
+		debug.SetGCPercent(100)
+		applyGCDefault(func(k string) string {
+			if k == "GOGC" {
+				return c.gogc
+			}
+			return ""
+		})
+		if got := debug.SetGCPercent(100); got != c.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", c.gogc, got, c.want)
+		}
 	}
 }
