@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -22,7 +23,8 @@ type indexTx struct {
 	// key order. Their keys arrive in random order (aggregate ids are UUIDs); in that order every
 	// Put seeks from the root into a different page and shifts the later entries of a node that
 	// grows all transaction long, while in key order the seeks walk the pages once, left to right.
-	pendingEvents, pendingSpace []kv
+	pendingEvents []eventPut
+	pendingSpace  []kv
 	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
 	// commits, so they are carved from chunks that are never reused instead of allocated one by
 	// one.
@@ -42,6 +44,13 @@ func (x *indexTx) alloc(n int) []byte {
 	b := x.arena[len(x.arena) : len(x.arena) : len(x.arena)+n]
 	x.arena = x.arena[:len(x.arena)+n]
 	return b
+}
+
+// eventPut is one buffered Put to the events bucket, its key still in numbers.
+type eventPut struct {
+	no, idx uint64
+	v       []byte
+	seq     int
 }
 
 // kv is one buffered Put; seq is its place in the transaction, so that of two Puts to one key
@@ -126,8 +135,21 @@ func (x *indexTx) finish() error {
 // flushPending writes the buffered events and space Puts. A carry record reads those buckets, so
 // it flushes them first.
 func (x *indexTx) flushPending() error {
-	if err := putSorted(x.events, x.pendingEvents); err != nil {
-		return err
+	// Event keys are two big-endian numbers: comparing the numbers orders them as bbolt does,
+	// for a fraction of the cost of comparing bytes.
+	slices.SortFunc(x.pendingEvents, func(a, b eventPut) int {
+		if c := cmp.Compare(a.no, b.no); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.idx, b.idx); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for _, p := range x.pendingEvents {
+		if err := x.events.Put(eventKey(x.alloc(eventKeySize), p.no, p.idx), p.v); err != nil {
+			return err
+		}
 	}
 	if err := putSorted(x.space, x.pendingSpace); err != nil {
 		return err
@@ -219,12 +241,13 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 	for i := range g.events {
 		ev := &g.events[i]
 		idx := g.first + uint64(i)
-		ek := eventKey(x.alloc(eventKeySize), h.no, idx)
 		// Only a carry can be older than what the index holds: an ordinary record's eff is its
 		// own lsn, larger than every eff applied before it.
-		b, err := x.getIfCarry(r, x.events, ek)
-		if err != nil {
-			return err
+		var b []byte
+		if r.eff != r.lsn {
+			if b, err = x.getIfCarry(r, x.events, eventKey(nil, h.no, idx)); err != nil {
+				return err
+			}
 		}
 		if b != nil {
 			var old entry
@@ -236,7 +259,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			}
 		}
 		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
-		x.pendingEvents = append(x.pendingEvents, kv{ek, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+		x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
 		if x.wm.lastSID.Less(ev.sid) {
 			x.wm.lastSID = ev.sid
 		}

@@ -454,14 +454,17 @@ const (
 	// have to consult.
 	indexBatch = 65536
 	trimSlice  = 64
-	// indexPause is the least time between two index transactions unless someone waits in
-	// flush. Each transaction rewrites every page it touches and fsyncs twice. Writes to new
-	// streams with random ids touch one page of the streams bucket each, until a transaction
-	// covers every page of it: the longer the pause, the more writes share each rewritten page.
-	// With writes to fresh aggregates from 64 writers, raising it from 100 to 500 ms cut the
-	// CPU per write by about a fifth; the records wait in the overlay meanwhile, where reads
-	// find them.
-	indexPause = 500 * time.Millisecond
+	// The pause between two index transactions (unless someone waits in flush) is twice the
+	// time the last one took, within these bounds, so the indexer keeps to about a third of
+	// one core whatever its transactions cost. Each transaction rewrites every page it touches
+	// and fsyncs twice. Writes to new streams with random ids touch one page of the streams
+	// bucket each, until a transaction covers every page of it: when transactions get
+	// expensive, longer pauses make more writes share each rewritten page (with writes to fresh
+	// aggregates from 64 writers, 500 ms instead of a fixed 100 cut the CPU per write by about a
+	// fifth). Cheap transactions keep the pause short, so the index lags the log, and a restart
+	// after a crash catches up, by little.
+	indexPauseMin = 100 * time.Millisecond
+	indexPauseMax = time.Second
 )
 
 // indexer writes published records to bbolt, one transaction (one fsync) per batch.
@@ -475,8 +478,9 @@ func (s *Store) indexer() {
 			s.indexPending(true)
 			return
 		}
+		began := time.Now()
 		s.indexPending(false)
-		pause.Reset(indexPause)
+		pause.Reset(min(max(2*time.Since(began), indexPauseMin), indexPauseMax))
 		select {
 		case <-pause.C:
 		case <-s.flushNow:
