@@ -168,6 +168,17 @@ func (e *Engine) open(t Target) (*pair, error) {
 	return p, nil
 }
 
+// openPairs returns the pairs open now, for the background goroutines that visit each.
+func (e *Engine) openPairs() []*pair {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pairs := make([]*pair, 0, len(e.pairs))
+	for _, p := range e.pairs {
+		pairs = append(pairs, p)
+	}
+	return pairs
+}
+
 // Close closes every store. Requests must have stopped.
 func (e *Engine) Close() error {
 	e.stopIdempotencySweep()

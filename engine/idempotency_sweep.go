@@ -76,12 +76,7 @@ func (e *Engine) stopIdempotencySweep() {
 }
 
 func (e *Engine) sweepAll(s *idemSweeper) {
-	e.mu.Lock()
-	pairs := make([]*pair, 0, len(e.pairs))
-	for _, p := range e.pairs {
-		pairs = append(pairs, p)
-	}
-	e.mu.Unlock()
+	pairs := e.openPairs()
 	for _, p := range pairs {
 		n, err := e.sweepIdempotency(p, s.stop, s.pause)
 		if err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,27 +10,9 @@ import (
 	"github.com/j17-go/j17/storage"
 )
 
-// sweepClock is a clock the test moves by hand.
-type sweepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *sweepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *sweepClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newSweepFixture(t *testing.T, opts Options) (*fixture, *sweepClock) {
+func newSweepFixture(t *testing.T, opts Options) (*fixture, *manualClock) {
 	t.Helper()
-	clock := &sweepClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := &manualClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	opts.Clock = clock
 	return newFixture(t, opts), clock
 }

@@ -106,12 +106,7 @@ func loadSagas(p *pair) (*sagaSet, error) {
 
 // sagaPass advances the sagas of every open pair.
 func (e *Engine) sagaPass() {
-	e.mu.Lock()
-	pairs := make([]*pair, 0, len(e.pairs))
-	for _, p := range e.pairs {
-		pairs = append(pairs, p)
-	}
-	e.mu.Unlock()
+	pairs := e.openPairs()
 	for _, p := range pairs {
 		select {
 		case <-e.sagas.stop:

@@ -17,18 +17,19 @@ const scheduleSpec = `{"agent_types":["user"],"aggregate_types":{
    "implications":[{"schedule":{"delay":"5m","emit":{"aggregate_type":"note","id":"$.metadata.actor.id","event_type":"was_sent","data":{"cart":"$.key"}}}}]}}},
  "note":{"events":{"was_sent":{"schema":{"type":"object"},"handler":[{"increment":{"target":"sent"}}]}}}}}`
 
-type scheduleClock struct {
+// manualClock is a clock a test moves by hand.
+type manualClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *scheduleClock) Now() time.Time {
+func (c *manualClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *scheduleClock) advance(d time.Duration) {
+func (c *manualClock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -38,7 +39,7 @@ func (c *scheduleClock) advance(d time.Duration) {
 type scheduleFixture struct {
 	dir   string
 	ctl   *control.Store
-	clock *scheduleClock
+	clock *manualClock
 	t     Target
 }
 
@@ -63,7 +64,7 @@ func newSpecFixture(t *testing.T, doc string) *scheduleFixture {
 	if _, report := spec.Load([]byte(doc)); !report.OK() {
 		t.Fatal(report.Err())
 	}
-	f := &scheduleFixture{dir: dir, ctl: ctl, clock: &scheduleClock{now: time.Unix(1_700_000_000, 0)}, t: Target{Instance: inst.ID, Environment: control.EnvStaging}}
+	f := &scheduleFixture{dir: dir, ctl: ctl, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, t: Target{Instance: inst.ID, Environment: control.EnvStaging}}
 	if _, err := ctl.DeploySpec(f.t.Instance, f.t.Environment, "", func(*control.SpecVersion) ([]byte, error) { return []byte(doc), nil }); err != nil {
 		t.Fatal(err)
 	}

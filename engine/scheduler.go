@@ -87,12 +87,7 @@ func (e *Engine) openExisting() {
 }
 
 func (e *Engine) pollSchedules() {
-	e.mu.Lock()
-	pairs := make([]*pair, 0, len(e.pairs))
-	for _, p := range e.pairs {
-		pairs = append(pairs, p)
-	}
-	e.mu.Unlock()
+	pairs := e.openPairs()
 	now := e.clock.Now()
 	for _, p := range pairs {
 		if _, err := e.fireDue(p, now); err != nil {
