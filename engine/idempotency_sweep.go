@@ -20,6 +20,10 @@ const DefaultIdempotencySweep = time.Hour
 // is read when an engine starts; tests lengthen it to stop a sweep midway.
 const sweepBatch = 256
 
+// sweepPage is how many markers a sweep reads from storage at a time; tests shorten it to sweep
+// in several pages.
+var sweepPage = 4096
+
 var sweepPause = 10 * time.Millisecond
 
 // idemSweeper is the goroutine that deletes the idempotency markers of every open pair once
@@ -92,44 +96,50 @@ func (e *Engine) sweepAll(s *idemSweeper) {
 }
 
 // sweepIdempotency deletes the markers of p that are not live, sweepBatch per commit with pause
-// between commits, until done or stop closes. It returns how many it deleted.
+// between commits, until done or stop closes. It returns how many it deleted. It reads the space
+// sweepPage keys at a time, so its memory does not grow with the number of keys.
 //
 // A marker found expired may be replaced by a new write with its key before the deletion
 // commits, so each batch holds the locks of its keys and reads every marker again under them:
 // a deletion never removes a marker younger than the window.
 func (e *Engine) sweepIdempotency(p *pair, stop <-chan struct{}, pause time.Duration) (int, error) {
 	ttl := e.idempotencyTTL()
-	var expired []string
-	err := p.store.Scan(idempotency.Space, "", func(key string, value []byte) error {
-		mk, err := idempotency.Decode(value)
-		if err != nil {
-			// Left alone: a replay of this key reports it, and deleting what cannot be read
-			// would hide the damage.
-			e.log.Warn("undecodable idempotency marker", slog.String("key", key), slog.Any("err", err))
-			return nil
-		}
-		if !mk.Live(e.clock.Now(), ttl) {
-			expired = append(expired, key)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
 	deleted := 0
-	for len(expired) > 0 {
-		batch := expired[:min(sweepBatch, len(expired))]
-		expired = expired[len(batch):]
-		n, err := e.deleteExpired(p, batch, ttl)
-		deleted += n
+	for after := ""; ; {
+		var expired []string
+		last, visited, err := p.store.ScanPage(idempotency.Space, "", after, sweepPage, func(key string, value []byte) error {
+			mk, err := idempotency.Decode(value)
+			if err != nil {
+				// Left alone: a replay of this key reports it, and deleting what cannot be read
+				// would hide the damage.
+				e.log.Warn("undecodable idempotency marker", slog.String("key", key), slog.Any("err", err))
+				return nil
+			}
+			if !mk.Live(e.clock.Now(), ttl) {
+				expired = append(expired, key)
+			}
+			return nil
+		})
 		if err != nil {
 			return deleted, err
 		}
-		if len(expired) == 0 || stopped(stop, 0) || stopped(stop, pause) {
-			break
+		for len(expired) > 0 {
+			batch := expired[:min(sweepBatch, len(expired))]
+			expired = expired[len(batch):]
+			n, err := e.deleteExpired(p, batch, ttl)
+			deleted += n
+			if err != nil {
+				return deleted, err
+			}
+			if stopped(stop, 0) || (len(expired) > 0 && stopped(stop, pause)) {
+				return deleted, nil
+			}
 		}
+		if visited < sweepPage {
+			return deleted, nil
+		}
+		after = last
 	}
-	return deleted, nil
 }
 
 // deleteExpired commits the deletion of those of keys whose markers are still expired.

@@ -115,8 +115,10 @@ func TestIdempotencyRetryAfterExpiryIsNewRequest(t *testing.T) {
 }
 
 // A configured window replaces the 24 hours for both replay and deletion, and a sweep spreads its
-// deletions over commits of at most sweepBatch.
+// deletions over commits of at most sweepBatch, reading the markers in pages.
 func TestIdempotencySweepWindowAndBatches(t *testing.T) {
+	defer func(n int) { sweepPage = n }(sweepPage)
+	sweepPage = sweepBatch + 44 // two pages, the first of two commits
 	const window = time.Hour
 	f, clock := newSweepFixture(t, Options{IdempotencyTTL: window, IdempotencySweep: -1, SchedulerPoll: -1})
 	total := 2*sweepBatch + 7

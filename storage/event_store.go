@@ -32,9 +32,10 @@ type EventStore interface {
 	PutSnapshot(k StreamKey, snap Snapshot) error
 	GetSnapshot(k StreamKey) (Snapshot, bool, error)
 	DropSnapshot(k StreamKey) error
-	// Get and Scan read the record space that commits write.
+	// Get, Scan and ScanPage read the record space that commits write.
 	Get(space, key string) ([]byte, error)
 	Scan(space, prefix string, fn func(key string, value []byte) error) error
+	ScanPage(space, prefix, after string, limit int, fn func(key string, value []byte) error) (last string, visited int, err error)
 	// Export and Import move every event as NDJSON.
 	Export(w io.Writer) (int, error)
 	Import(r io.Reader) (int, error)

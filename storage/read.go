@@ -347,43 +347,85 @@ func (s *Store) Get(space, key string) ([]byte, error) {
 
 // Scan calls fn for every live key of a record space that starts with prefix, in byte order.
 func (s *Store) Scan(space, prefix string, fn func(key string, value []byte) error) error {
+	_, _, err := s.scan(space, prefix, "", false, 0, fn)
+	return err
+}
+
+// ScanPage is Scan over at most limit live keys that sort after the key after, for spaces too
+// large to hold in memory at once: pass the returned last key as after to get the next page.
+// visited is how many keys fn saw; fewer than limit means the space holds no more.
+func (s *Store) ScanPage(space, prefix, after string, limit int, fn func(key string, value []byte) error) (last string, visited int, err error) {
+	if limit <= 0 {
+		return "", 0, fmt.Errorf("%w: scan page limit %d", ErrInvalid, limit)
+	}
+	return s.scan(space, prefix, after, true, limit, fn)
+}
+
+// scan merges the overlay's and bbolt's versions of the keys in range, in key order, keeping
+// for each the version of the larger holder, and calls fn for up to limit live ones (0: all).
+func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func(key string, value []byte) error) (string, int, error) {
+	type item struct {
+		key string
+		e   spaceEntry
+	}
 	full := string(spaceKey(space, prefix))
-	merged := make(map[string]spaceEntry)
+	from, skipFrom := full, false
+	if paged && after >= prefix {
+		from, skipFrom = string(spaceKey(space, after)), true
+	}
+	inRange := func(k string) bool { return strings.HasPrefix(k, full) && k >= from && !(skipFrom && k == from) }
+	var ov []item
 	s.ov.mu.RLock()
 	for k, e := range s.ov.space {
-		if strings.HasPrefix(k, full) {
-			merged[k] = e
+		if inRange(k) {
+			ov = append(ov, item{k, e})
 		}
 	}
 	s.ov.mu.RUnlock()
+	slices.SortFunc(ov, func(a, b item) int { return strings.Compare(a.key, b.key) })
+	var out []item
 	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSpace).Cursor()
-		for k, v := c.Seek([]byte(full)); k != nil && bytes.HasPrefix(k, []byte(full)); k, v = c.Next() {
-			var e spaceEntry
-			if err := e.unmarshal(append([]byte(nil), v...)); err != nil {
-				return err
+		k, v := c.Seek([]byte(from))
+		if k != nil && skipFrom && string(k) == from {
+			k, v = c.Next()
+		}
+		for i := 0; limit <= 0 || len(out) < limit; {
+			inBolt, inOverlay := k != nil && bytes.HasPrefix(k, []byte(full)), i < len(ov)
+			if !inBolt && !inOverlay {
+				break
 			}
-			if o, ok := merged[string(k)]; !ok || e.holder > o.holder {
-				merged[string(k)] = e
+			var it item
+			if inOverlay && (!inBolt || ov[i].key <= string(k)) {
+				it = ov[i]
+				i++
+			}
+			if inBolt && (it.key == "" || it.key == string(k)) {
+				var e spaceEntry
+				if err := e.unmarshal(append([]byte(nil), v...)); err != nil {
+					return err
+				}
+				if it.key == "" || e.holder > it.e.holder {
+					it = item{string(k), e}
+				}
+				k, v = c.Next()
+			}
+			if it.e.live {
+				out = append(out, it)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return "", 0, err
 	}
-	keys := make([]string, 0, len(merged))
-	for k, e := range merged {
-		if e.live {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	skip := len(space) + 1
-	for _, k := range keys {
-		if err := fn(k[skip:], merged[k].value); err != nil {
-			return err
+	last := ""
+	for _, it := range out {
+		last = it.key[skip:]
+		if err := fn(last, it.e.value); err != nil {
+			return last, 0, err
 		}
 	}
-	return nil
+	return last, len(out), nil
 }

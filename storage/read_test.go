@@ -120,6 +120,70 @@ func TestRecordSpace(t *testing.T) {
 	}
 }
 
+// ScanPage visits, page by page, exactly what Scan visits, whether a key's newest version is in
+// bbolt or still in the overlay, and whether that version is a put or a delete.
+func TestScanPageEqualsScan(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	commit := func(r *Record) uint64 {
+		if _, err := s.Commit(r); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.mu.lsn
+	}
+	for i := 0; i < 40; i++ {
+		commit(&Record{Puts: []Put{{Space: "sp", Key: fmt.Sprintf("k%02d", i), Value: []byte("v1")}}})
+	}
+	commit(&Record{Puts: []Put{{Space: "other", Key: "k00", Value: []byte("elsewhere")}}})
+	if err := s.flush(commit(&Record{Deletes: []Delete{{Space: "sp", Key: "k03"}}})); err != nil {
+		t.Fatal(err)
+	}
+	// Newer versions, not yet indexed: overwrites, deletions, and keys bbolt has never seen.
+	for i := 0; i < 40; i += 5 {
+		commit(&Record{Puts: []Put{{Space: "sp", Key: fmt.Sprintf("k%02d", i), Value: []byte("v2")}}})
+		commit(&Record{Deletes: []Delete{{Space: "sp", Key: fmt.Sprintf("k%02d", i+1)}}})
+		commit(&Record{Puts: []Put{{Space: "sp", Key: fmt.Sprintf("k%02d+", i), Value: []byte("new")}}})
+	}
+	collect := func(into *[]string) func(string, []byte) error {
+		return func(k string, v []byte) error { *into = append(*into, k+"="+string(v)); return nil }
+	}
+	for _, prefix := range []string{"", "k1", "k05"} {
+		var want []string
+		if err := s.Scan("sp", prefix, collect(&want)); err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{1, 3, 7, 100} {
+			var got []string
+			after := ""
+			for {
+				last, n, err := s.ScanPage("sp", prefix, after, limit, collect(&got))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n < limit {
+					break
+				}
+				after = last
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("prefix %q, pages of %d:\n got %v\nwant %v", prefix, limit, got, want)
+			}
+		}
+	}
+	var all []string
+	if err := s.Scan("sp", "", collect(&all)); err != nil {
+		t.Fatal(err)
+	}
+	// 40 keys, k03 deleted in bbolt, eight deleted in the overlay, eight new in the overlay.
+	if want := []string{"k00=v2", "k00+=new", "k02=v1", "k04=v1", "k05=v2"}; len(all) != 39 || !reflect.DeepEqual(all[:5], want) {
+		t.Fatalf("scan: %d keys, starting %v; want 39 starting %v", len(all), all[:min(5, len(all))], want)
+	}
+	if _, _, err := s.ScanPage("sp", "", "", 0, collect(&all)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("page limit 0: got %v, want ErrInvalid", err)
+	}
+}
+
 func TestReadsSeeCommitsBeforeAndAfterIndexing(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	k := key("t", "x")
