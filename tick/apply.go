@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unsafe"
 )
 
 // run is one application of operations to a state in mutation session g.
@@ -90,7 +89,7 @@ func stamp(state *Value, created, ts Value, g uint64, hint *stampHint) {
 	}
 	n := ownNode(state, g)
 	if ms, c, u := n.members, hint.created, hint.updated; c < len(ms) && u < len(ms) &&
-		sameKey(ms[c].Key, "created_at") && sameKey(ms[u].Key, "updated_at") {
+		sameString(ms[c].Key, "created_at") && sameString(ms[u].Key, "updated_at") {
 		// Where the last event left them: two stores, of the number alone
 		// when a number is there (a Value holding no pointer), which
 		// spares the write barrier of storing a whole Value.
@@ -115,7 +114,7 @@ func setNumber(at *Value, v Value) {
 
 // putAt is put with a guess of the member's position; it returns the position.
 func putAt(n *node, key string, v Value, at int) int {
-	if at >= len(n.members) || !sameKey(n.members[at].Key, key) {
+	if at >= len(n.members) || !sameString(n.members[at].Key, key) {
 		if at = n.find(key); at < 0 {
 			n.members = append(n.members, Member{Key: key})
 			at = len(n.members) - 1
@@ -123,12 +122,6 @@ func putAt(n *node, key string, v Value, at int) int {
 	}
 	n.members[at].Value = v
 	return at
-}
-
-// sameKey is a == b that spares the call comparing the bytes when both are
-// the same string, as keys written from the same compiled name are.
-func sameKey(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // getAt is Get with a guess of the member's position.
@@ -226,6 +219,8 @@ func (r *run) op(o *op) error {
 	if o.keeps != keepsNothing && r.lent != nil && r.lent.text != "" {
 		r.lent.own(r.s.Event, o.keeps, r.s.tsState == tsCached)
 	}
+	// The operations handlers use most are kept apart from the rest, whose
+	// locals would give every operation a large frame to set up.
 	switch o.code {
 	case opSet:
 		v, ok, err := r.value(o)
@@ -241,6 +236,19 @@ func (r *run) op(o *op) error {
 			return err
 		}
 		*at = v
+		return nil
+	case opAppend:
+		v, ok, err := r.value(o)
+		if !ok {
+			return err
+		}
+		at, err := r.array(o, true)
+		if err != nil {
+			return err
+		}
+		n := ownNode(at, r.g)
+		n.items = append(n.items, v)
+		return nil
 	case opMerge:
 		v, ok, err := r.value(o)
 		if !ok {
@@ -254,19 +262,6 @@ func (r *run) op(o *op) error {
 			return err
 		}
 		return r.mergeInto(o, at, v)
-	case opAppend:
-		v, ok, err := r.value(o)
-		if !ok {
-			return err
-		}
-		at, err := r.array(o, true)
-		if err != nil {
-			return err
-		}
-		n := ownNode(at, r.g)
-		n.items = append(n.items, v)
-	case opRemove:
-		return r.remove(o)
 	case opIncrement:
 		by, ok, err := r.number(o)
 		if !ok {
@@ -277,6 +272,26 @@ func (r *run) op(o *op) error {
 			return err
 		}
 		return add(o, at, by)
+	case opRemove:
+		return r.remove(o)
+	case opUpsert:
+		return r.upsert(o)
+	case opIf:
+		ok, err := o.pred.eval(&r.s)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return r.ops(o.then)
+		}
+		return r.ops(o.els)
+	}
+	return r.opOther(o)
+}
+
+// opOther is op for the operations not handled there.
+func (r *run) opOther(o *op) error {
+	switch o.code {
 	case opFilter:
 		at, err := r.array(o, false)
 		if at == nil || err != nil {
@@ -287,8 +302,6 @@ func (r *run) op(o *op) error {
 		return r.mapItems(o)
 	case opUpdateWhere:
 		return r.updateWhere(o)
-	case opUpsert:
-		return r.upsert(o)
 	case opAppendUnique:
 		v, ok, err := r.value(o)
 		if !ok {
@@ -311,15 +324,6 @@ func (r *run) op(o *op) error {
 		n.items = append(n.items, v)
 	case opSetAt, opMergeAt, opIncrementAt, opRemoveAt:
 		return r.dynamicKey(o)
-	case opIf:
-		ok, err := o.pred.eval(&r.s)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return r.ops(o.then)
-		}
-		return r.ops(o.els)
 	case opLet:
 		return r.let(o)
 	}
@@ -404,21 +408,21 @@ func (r *run) keep(o *op, at *Value, want bool) error {
 	if err != nil {
 		return err
 	}
+	if isFixed {
+		keepFixed(o, at, fixed, want, r.g)
+		return nil
+	}
 	items := at.n.m().items
 	base := len(r.s.Bindings)
 	r.s.Bindings = append(r.s.Bindings, Binding{Name: o.as})
 	var n *node
 	w := 0
 	for i, it := range items {
-		var ok bool
-		if isFixed {
-			ok = o.pred.matchFields(it, fixed)
-		} else {
-			r.s.Bindings[base].Value = it
-			if ok, err = o.pred.eval(&r.s); err != nil {
-				r.s.Bindings = r.s.Bindings[:base]
-				return err
-			}
+		r.s.Bindings[base].Value = it
+		ok, err := o.pred.eval(&r.s)
+		if err != nil {
+			r.s.Bindings = r.s.Bindings[:base]
+			return err
 		}
 		if ok == want {
 			if n != nil {
@@ -438,6 +442,33 @@ func (r *run) keep(o *op, at *Value, want bool) error {
 		n.items = n.items[:w]
 	}
 	return nil
+}
+
+// keepFixed is keep for a field predicate whose values do not depend on the
+// item, computed once as fixed: no binding, and the items compared where
+// they lie.
+func keepFixed(o *op, at *Value, fixed []Value, want bool, g uint64) {
+	items := at.n.m().items
+	i := 0
+	for i < len(items) && o.pred.matchFields(&items[i], fixed) == want {
+		i++
+	}
+	if i == len(items) {
+		return
+	}
+	// Item i goes: from here on the array is the session's own, with the
+	// items at the same positions.
+	n := ownNode(at, g)
+	items = n.items
+	w := i
+	for i++; i < len(items); i++ {
+		if o.pred.matchFields(&items[i], fixed) == want {
+			items[w] = items[i]
+			w++
+		}
+	}
+	clear(items[w:])
+	n.items = items[:w]
 }
 
 func (r *run) remove(o *op) error {
@@ -557,16 +588,17 @@ func (r *run) upsert(o *op) error {
 	// Items are moved only once one goes: storing a Value costs a write
 	// barrier while the collector marks.
 	w := 0
-	for i, it := range n.items {
-		if !fieldEquals(it, o.field, want) {
+	items := n.items
+	for i := range items {
+		if !fieldEquals(&items[i], o.field, &want) {
 			if w != i {
-				n.items[w] = it
+				items[w] = items[i]
 			}
 			w++
 		}
 	}
-	clear(n.items[w:])
-	n.items = append(n.items[:w], v)
+	clear(items[w:])
+	n.items = append(items[:w], v)
 	return nil
 }
 

@@ -205,3 +205,61 @@ func TestNilEvent(t *testing.T) {
 		t.Errorf("Replayer.Apply(nil): got %v, want ErrInvalid", err)
 	}
 }
+
+// Upsert and remove where match items by field wherever the items come
+// from: event data kept as text (ApplyJSON) or decoded (Apply), numbers as
+// well as strings, and an item that is no object or lacks the field reads
+// the field as null.
+func TestMatchByField(t *testing.T) {
+	h, err := CompileHandler([]byte(`[
+		{"if": {"equals": ["$.data.op", "add"]}, "then": [{"append": {"target": "items", "value": "$.data.item"}}]},
+		{"if": {"equals": ["$.data.op", "put"]}, "then": [{"upsert": {"target": "items", "match": {"sku": "$.data.item.sku"}, "value": "$.data.item"}}]},
+		{"if": {"equals": ["$.data.op", "drop"]}, "then": [{"remove": {"target": "items", "where": {"sku": "$.data.sku"}}}]},
+		{"if": {"equals": ["$.data.op", "dropn"]}, "then": [{"remove": {"target": "items", "where": {"n": "$.data.n"}}}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handlers := map[string]*Handler{"test": h}
+	var events []Value
+	for _, raw := range []string{
+		`{"op": "add", "item": {"sku": "a", "n": 1}}`,
+		`{"op": "add", "item": {"sku": "b", "n": 1}}`,
+		`{"op": "add", "item": 7}`,
+		`{"op": "add", "item": {"n": 2}}`,
+		`{"op": "add", "item": {"sku": "a", "n": 3}}`,
+		`{"op": "put", "item": {"sku": "b", "n": 4}}`,
+		`{"op": "drop", "sku": "a"}`,
+		`{"op": "drop"}`,
+		`{"op": "dropn", "n": 4}`,
+	} {
+		data, err := ParseJSON([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, Object(Member{Key: "data", Value: data}))
+	}
+	for _, c := range []struct {
+		events int
+		want   string
+	}{
+		{6, `{"items": [{"sku": "a", "n": 1}, 7, {"n": 2}, {"sku": "a", "n": 3}, {"sku": "b", "n": 4}]}`},
+		{7, `{"items": [7, {"n": 2}, {"sku": "b", "n": 4}]}`},
+		{8, `{"items": [{"sku": "b", "n": 4}]}`},
+		{9, `{"items": []}`},
+	} {
+		lendCheck(t, handlers, Value{}, events[:c.events])
+		rp := NewReplayer(handlers, Value{})
+		for _, ev := range events[:c.events] {
+			if err := rp.Apply(caseEvent(ev)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := ParseJSON([]byte(c.want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rp.State(); !Equal(got, want) {
+			t.Errorf("after %d events: got %s, want %s", c.events, got, want)
+		}
+	}
+}

@@ -58,10 +58,19 @@
 //     modified. Values stored into state are frozen so that no node is
 //     reachable from two places while mutable.
 //   - Paths are compiled into segment slices, with the first member of "$"
-//     (data, metadata, key, ...) resolved at compile time and "$.data",
-//     "$.data.x", "$.metadata.x" marked for a direct lookup; operations are
+//     (data, metadata, key, ...) resolved at compile time, and "$.data" and
+//     paths of fields alone under data or metadata ("$.data.x",
+//     "$.metadata.actor.id") marked for a direct lookup that reads members
+//     where they lie and copies out only the result; operations are
 //     structs switched on an op code; literal subtrees are folded; a $merge
-//     result is allocated once at its final size.
+//     result is allocated once at its final size, in a box of exactly that
+//     many members up to four.
+//   - Keys, and the strings that upsert and remove where match, are
+//     compared inline: length first, then whether both are the same bytes
+//     (keys written from one compiled name), then loads of fixed size,
+//     without a call. The evaluators keep the common cases (literals,
+//     paths, $merge; set, merge, append, increment, remove, upsert, if)
+//     apart from the rest so that these run in small frames.
 //   - metadata.timestamp, which handlers read and stamping reads again, is
 //     read once per event: a run caches it on first use, and a replay takes
 //     it while decoding when it is the compact first member of the metadata,
@@ -86,15 +95,10 @@
 // in text and stamping about 2,550, the rest copying and bookkeeping. The
 // code itself is little cheaper; what was saved is the collector's work.
 //
-// BenchmarkTick (decoded events, order management) is unchanged by this:
+// BenchmarkTick (decoded events, order management) was unchanged by this:
 // 5.8 to 6.0 million operations per CPU second with a Replayer, 7.1 million
-// for the operations alone, short of its 10 million. Profiled, the
-// operations alone spend a fifth of their time resolving paths, a sixth
-// matching items by field (upsert and remove where, string compares
-// included) and a quarter building the note object of $merge; with a
-// Replayer, first touches of each decoded event (its metadata, for the
-// timestamp) are cache misses worth a tenth. Several changes that cut
-// instructions made these benchmarks slower in CPU time and were left
+// for the operations alone, short of its 10 million. Several changes that
+// cut instructions made these benchmarks slower in CPU time and were left
 // out: storing Values field by field to dodge the bulk write barrier
 // (which every Value stored into the heap goes through while the collector
 // marks), a per-replay cache of where targets were found, tagging event
@@ -104,6 +108,34 @@
 // to itself) is skipped, and where only a number changes (stamps,
 // increments) the number alone is written, which needs no barrier. Both
 // benchmarks report CPU-time metrics because the machines are shared.
+//
+// Profiled then, the operations alone spent a fifth of their time
+// resolving paths, a sixth matching items by field and a quarter building
+// the $merge note object, and most of the cost was calls: every lookup went
+// through Get, which takes and returns whole Values, and every key or
+// string compare of equal lengths called the runtime's memequal. What was
+// done, counted with callgrind (collector off) for the operations alone, in
+// instructions an event: comparing keys inline, and splitting the hot
+// evaluators from the cold, 1,830 to 1,765; resolving field paths and the
+// timestamp where the values lie, with the member loop written out, to
+// 1,665; remove where with a fixed predicate and upsert matching items in
+// place (no binding, no Value copied in or out) to 1,565; literal operands
+// without a call, find left inlinable with ==, and the timestamp lookup
+// written out, to 1,515 (a sixth fewer). A Replayer went from 2,400 to
+// 2,030. In CPU time, medians of 8 runs interleaved with the old code:
+// 7.2 to 10.7 million operations per second for the operations alone and
+// 6.0 to 8.1 million with a Replayer while the machine was quiet, 6.4 to
+// 9.2 and 5.4 to 7.6 under load. Boxing $merge results at their exact
+// size cut the bytes allocated a twelfth, within the noise in time. The
+// note object itself stays: append stores it, so something reads it.
+// Looking up the timestamp first thing in a Replayer, to overlap its cache
+// misses with the operations, was slower and was left out. What is left:
+// the collector (about a seventh of the CPU time, the note objects and the
+// notes array being nearly all that is allocated), the first touch of each
+// decoded event's data and metadata, which misses the cache, and the
+// Value-returning call chain of evaluation (eval, Resolve, operand), where
+// every layer copies a 40-byte Value. BenchmarkReplay is unchanged by
+// this, within the noise.
 //
 // # Semantics decided here
 //

@@ -51,18 +51,35 @@ func notFound(ptr string, p *Path) error {
 // eval computes the expression. A missing result without error means an
 // optional path found nothing: the caller omits the key, element or operation.
 func (e *expr) eval(s *Scope) (Value, error) {
+	// The common kinds are kept apart from the rest, whose locals would
+	// give every evaluation a large frame to set up.
 	switch e.kind {
 	case exLit:
 		return e.lit, nil
 	case exPath:
 		v := e.path.Resolve(s)
 		if v.kind == KindMissing || (e.nullOmits && v.kind == KindNull && e.path.optional) {
-			if e.path.optional {
-				return Value{}, nil
-			}
-			return Value{}, notFound(e.ptr, e.path)
+			return Value{}, e.missing()
 		}
 		return v, nil
+	case exMerge:
+		return e.merge(s), nil
+	}
+	return e.evalBuilt(s)
+}
+
+// missing is the outcome of a path that found nothing: no error when the
+// path is optional.
+func (e *expr) missing() error {
+	if e.path.optional {
+		return nil
+	}
+	return notFound(e.ptr, e.path)
+}
+
+// evalBuilt is eval of the kinds that build a value.
+func (e *expr) evalBuilt(s *Scope) (Value, error) {
+	switch e.kind {
 	case exObject:
 		out := allocObject(0, len(e.kids))
 		for i := range e.kids {
@@ -87,8 +104,6 @@ func (e *expr) eval(s *Scope) (Value, error) {
 			}
 		}
 		return out, nil
-	case exMerge:
-		return e.merge(s), nil
 	case exConcat:
 		var b strings.Builder
 		for i := range e.kids {
@@ -193,7 +208,10 @@ func (k *expr) mergeLiteral(s *Scope, n *node) {
 // operand evaluates a predicate argument: a missing path reads as null, so
 // predicates never fail on absent data.
 func (e *expr) operand(s *Scope) (Value, error) {
-	if e.kind == exPath {
+	switch e.kind {
+	case exLit:
+		return e.lit, nil
+	case exPath:
 		if v := e.path.Resolve(s); v.kind != KindMissing {
 			return v, nil
 		}

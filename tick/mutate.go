@@ -37,15 +37,29 @@ func freeze(v Value, g uint64) {
 	}
 }
 
-// newObject returns an empty object owned by session g.
-func newObject(g uint64, capacity int) Value { return allocObject(g, capacity) }
+// newObject returns an empty object owned by session g, with room for at
+// least four members since it is to grow.
+func newObject(g uint64, capacity int) Value { return allocObject(g, max(capacity, 4)) }
 
 // newArray returns an empty array owned by session g.
 func newArray(g uint64, capacity int) Value {
 	return Value{kind: KindArray, n: &node{gen: g, items: make([]Value, 0, capacity)}}
 }
 
-// Objects of up to 4 or 8 members are allocated with their node in one go.
+// Objects of up to 8 members are allocated with their node in one go, in a
+// box of 2, 3, 4 or 8 members: objects built by expressions ($merge
+// results, object literals) are stored as they are and never grow, so room
+// beyond their size is only more memory to clear and collect.
+type objBox2 struct {
+	n node
+	m [2]Member
+}
+
+type objBox3 struct {
+	n node
+	m [3]Member
+}
+
 type objBox4 struct {
 	n node
 	m [4]Member
@@ -60,6 +74,14 @@ type objBox8 struct {
 func allocObject(g uint64, size int) Value {
 	var n *node
 	switch {
+	case size <= 2:
+		b := &objBox2{}
+		b.n.members = b.m[:0:2]
+		n = &b.n
+	case size == 3:
+		b := &objBox3{}
+		b.n.members = b.m[:0:3]
+		n = &b.n
 	case size <= 4:
 		b := &objBox4{}
 		b.n.members = b.m[:0:4]

@@ -71,8 +71,7 @@ type fastPath uint8
 const (
 	fastNone      fastPath = iota
 	fastData               // "$.data"
-	fastDataField          // "$.data.x"
-	fastMetaField          // "$.metadata.x"
+	fastFields             // "$.data.x", "$.metadata.x.y": fields alone
 	fastTimestamp          // "$.metadata.timestamp", which Scope may have cached
 )
 
@@ -197,15 +196,17 @@ func parsePath(s string, wildcard bool) (Path, string) {
 			f = evExtra
 		}
 		p.field = f
-		switch field := len(p.segs) == 2 && p.segs[1].kind == segField; {
+		fields := len(p.segs) > 1
+		for _, sg := range p.segs[1:] {
+			fields = fields && sg.kind == segField
+		}
+		switch {
 		case f == evData && len(p.segs) == 1:
 			p.fast = fastData
-		case f == evData && field:
-			p.fast = fastDataField
-		case f == evMetadata && field && p.segs[1].name == "timestamp":
+		case f == evMetadata && len(p.segs) == 2 && fields && p.segs[1].name == "timestamp":
 			p.fast = fastTimestamp
-		case f == evMetadata && field:
-			p.fast = fastMetaField
+		case (f == evData || f == evMetadata) && fields:
+			p.fast = fastFields
 		}
 	}
 	return p, ""
@@ -282,14 +283,53 @@ func (p *Path) Resolve(s *Scope) Value {
 		switch p.fast {
 		case fastData:
 			return s.Event.Data
-		case fastDataField:
-			return s.Event.Data.Get(p.segs[1].name)
-		case fastMetaField:
-			return s.Event.Metadata.Get(p.segs[1].name)
+		case fastFields:
+			v := &s.Event.Data
+			if p.field == evMetadata {
+				v = &s.Event.Metadata
+			}
+			// Members are looked up where they lie and only the result
+			// is copied out; the loops are written out here because a
+			// call per segment was a good part of the cost of a lookup.
+			for i := 1; i < len(p.segs); i++ {
+				if v.kind != KindObject {
+					return Value{}
+				}
+				ms := v.n.members
+				if lz := v.n.lz; lz != nil {
+					f := lz.full.Load()
+					if f == nil {
+						// Still text: read the rest of the path from it.
+						w, rest := walkRaw(*v, p.segs[i:])
+						if len(rest) == 0 {
+							return w
+						}
+						return walk(w, rest)
+					}
+					ms = f.members
+				}
+				key := p.segs[i].name
+				v = nil
+				for j := range ms {
+					if sameString(ms[j].Key, key) {
+						v = &ms[j].Value
+						break
+					}
+				}
+				if v == nil {
+					return Value{}
+				}
+			}
+			return *v
 		case fastTimestamp:
 			return s.timestamp()
 		}
 	}
+	return p.resolve(s)
+}
+
+// resolve is Resolve by the general walk.
+func (p *Path) resolve(s *Scope) Value {
 	var v Value
 	segs := p.segs
 	switch p.root {

@@ -331,7 +331,7 @@ func (p *pred) eval(s *Scope) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if !fieldEquals(item, p.keys[i], want) {
+			if !fieldEquals(&item, p.keys[i], &want) {
 				return false, nil
 			}
 		}
@@ -341,19 +341,39 @@ func (p *pred) eval(s *Scope) (bool, error) {
 }
 
 // fieldEquals compares a field of item with want; a missing field is null.
-func fieldEquals(item Value, key string, want Value) bool {
-	if want.kind == KindString && item.kind == KindObject && item.n.lz != nil && item.n.lz.full.Load() == nil {
-		// An item still text (event data kept in state), matched on a
-		// string, the usual id: compare the text, building nothing.
-		if t, esc := rawMember(item.n.lz.raw, key, item.n.gen == uniqueKeys); !esc {
-			return len(t) == len(want.str)+2 && t[0] == '"' && t[1:len(t)-1] == want.str
+// Both are passed where they lie: this is the inner loop of upsert and
+// remove where, and copying Values in and out was much of its cost.
+func fieldEquals(item *Value, key string, want *Value) bool {
+	if item.kind != KindObject {
+		return want.kind == KindNull
+	}
+	n := item.n
+	if n.lz != nil {
+		if want.kind == KindString && n.lz.full.Load() == nil {
+			// An item still text (event data kept in state), matched on
+			// a string, the usual id: compare the text, building nothing.
+			if t, esc := rawMember(n.lz.raw, key, n.gen == uniqueKeys); !esc {
+				return len(t) == len(want.str)+2 && t[0] == '"' && t[1:len(t)-1] == want.str
+			}
+		}
+		got := item.Get(key)
+		if got.kind == KindMissing {
+			got = Null()
+		}
+		return Equal(got, *want)
+	}
+	// member, written out.
+	ms := n.members
+	for i := range ms {
+		if sameString(ms[i].Key, key) {
+			got := &ms[i].Value
+			if got.kind == KindString && want.kind == KindString {
+				return sameString(got.str, want.str)
+			}
+			return equal(*got, *want)
 		}
 	}
-	got := item.Get(key)
-	if got.kind == KindMissing {
-		got = Null()
-	}
-	return Equal(got, want)
+	return want.kind == KindNull
 }
 
 // fixedFields evaluates the values of a fixed pFields predicate once, for
@@ -373,9 +393,9 @@ func (p *pred) fixedFields(s *Scope, buf *[4]Value) (want []Value, ok bool, err 
 }
 
 // matchFields applies a fixed pFields predicate whose values are want.
-func (p *pred) matchFields(item Value, want []Value) bool {
+func (p *pred) matchFields(item *Value, want []Value) bool {
 	for i := range p.keys {
-		if !fieldEquals(item, p.keys[i], want[i]) {
+		if !fieldEquals(item, p.keys[i], &want[i]) {
 			return false
 		}
 	}

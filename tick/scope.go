@@ -42,20 +42,30 @@ const (
 // timestamp returns the event's metadata.timestamp, from the cache when the
 // scope has one.
 func (s *Scope) timestamp() Value {
-	switch s.tsState {
-	case tsCached:
+	if s.tsState == tsCached {
 		return Value{kind: KindNumber, num: s.tsNum}
-	case tsCacheable:
-		v := s.Event.Metadata.Get("timestamp")
-		if v.kind == KindNumber {
-			s.tsNum, s.tsState = v.num, tsCached
-		}
-		return v
 	}
 	if s.Event == nil {
 		return Value{}
 	}
-	return s.Event.Metadata.Get("timestamp")
+	var v Value
+	if md := &s.Event.Metadata; md.kind == KindObject && md.n.lz == nil {
+		// The lookup written out: this runs once an event, and a call
+		// per level was most of its cost.
+		ms := md.n.members
+		for i := range ms {
+			if sameString(ms[i].Key, "timestamp") {
+				v = ms[i].Value
+				break
+			}
+		}
+	} else {
+		v = md.Get("timestamp")
+	}
+	if v.kind == KindNumber && s.tsState == tsCacheable {
+		s.tsNum, s.tsState = v.num, tsCached
+	}
+	return v
 }
 
 // Bind adds a binding; a later binding of the same name hides earlier ones.
