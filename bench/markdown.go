@@ -48,7 +48,11 @@ func WriteMarkdown(w io.Writer, rep *Report, withCharts bool) error {
 		"at a fixed rate (half the closed-loop throughput) and are measured from each request's due time, which corrects " +
 		"coordinated omission. CPU is the server's (all its processes) over the closed-loop run, 100% being one core. " +
 		"Memory is the proportional set size summed over the server's processes, so memory they share counts once; " +
-		"its peak is the kernel's high-water mark for a single process and a 100ms sample otherwise. " +
+		"its peak is the kernel's high-water mark for a single process and a 100ms sample otherwise; for j17 it includes " +
+		"the pages of the log and index files it maps, which the kernel can drop. " +
+		"Redis is emptied (FLUSHALL) after each scenario that writes to new aggregates: it keeps every stream in memory, " +
+		"about 4 KB for a stream of one event, and would otherwise fill the machine's memory; j17 and PostgreSQL keep " +
+		"everything they were given, so later scenarios find them larger than Redis. " +
 		"A failed row shows the system's own answer below its table.\n\n")
 
 	b.WriteString("## Machine\n\n| CPU | cores | memory | disk | fsync p50 | fsync p99 | kernel |\n|---|---|---|---|---|---|---|\n")

@@ -103,6 +103,17 @@ func (r *Redis) Dial() (Conn, error) {
 	return &redisConn{c: c, sha: r.occSH}, nil
 }
 
+// Reset empties the database (FLUSHALL, which the append-only file records).
+func (r *Redis) Reset() error {
+	c, err := dialRESP(r.addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.do([]byte("FLUSHALL"))
+	return err
+}
+
 func (r *Redis) Crash() error {
 	r.proc.signal(syscall.SIGKILL, 10*time.Second)
 	return nil

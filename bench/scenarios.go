@@ -13,7 +13,10 @@ type scenario struct {
 	Columns               []string
 	Chart                 string
 	onlyJ17               bool
-	run                   func(ctx context.Context, s *Suite, sys System) []Row
+	// freshStreams marks the scenarios whose every request writes to new aggregates: peers
+	// that keep those in memory are emptied after them (see resetter).
+	freshStreams bool
+	run          func(ctx context.Context, s *Suite, sys System) []Row
 }
 
 var (
@@ -37,7 +40,7 @@ func (s *Suite) scenarios() []scenario {
 		out = append(out, scenario{
 			Name: fmt.Sprintf("write/conns=%d", n), Title: "Durable single-event writes, " + plural(n, "connection"),
 			Measures: "one event per request to a new aggregate, acknowledged after fsync",
-			Columns:  throughputColumns, Chart: MetricEventsPerSec,
+			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
 			run: func(ctx context.Context, s *Suite, sys System) []Row {
 				row := s.measure(ctx, sys, "", n, 1, func(c Conn, _ int, seq uint64) error {
 					return c.Append("item", NewID(), events(1, seq), 0)
@@ -53,7 +56,7 @@ func (s *Suite) scenarios() []scenario {
 		out = append(out, scenario{
 			Name: fmt.Sprintf("batch/size=%d", n), Title: fmt.Sprintf("Batches of %d events, %d connections", n, c.Conns),
 			Measures: fmt.Sprintf("%d events per request to one new aggregate, all or nothing", n),
-			Columns:  throughputColumns, Chart: MetricEventsPerSec,
+			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
 			run: func(ctx context.Context, s *Suite, sys System) []Row {
 				return []Row{s.measure(ctx, sys, "", c.Conns, n, func(c Conn, _ int, seq uint64) error {
 					return c.Append("item", NewID(), events(n, seq), 0)
@@ -64,7 +67,7 @@ func (s *Suite) scenarios() []scenario {
 	out = append(out, scenario{
 		Name: fmt.Sprintf("map/items=%d", c.MapItems), Title: fmt.Sprintf("Writes with a map implication (%d items), %d connections", c.MapItems, c.Conns),
 		Measures: fmt.Sprintf("an order whose %d items each imply an event on their own inventory stream: %d events in %d streams per request, atomically (peers: the same writes in one transaction)", c.MapItems, c.MapItems+1, c.MapItems+1),
-		Columns:  throughputColumns, Chart: MetricEventsPerSec,
+		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
 		run: func(ctx context.Context, s *Suite, sys System) []Row {
 			return []Row{s.measure(ctx, sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
 				skus := make([]string, c.MapItems)

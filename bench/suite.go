@@ -120,6 +120,11 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				out.Rows = append(out.Rows, row)
 			}
+			if r, ok := sys.(resetter); ok && sc.freshStreams {
+				if err := r.Reset(); err != nil {
+					s.logf("  %s: could not empty it after the scenario: %v", sys.Name(), err)
+				}
+			}
 		}
 		s.report.Scenarios = append(s.report.Scenarios, out)
 	}
