@@ -109,8 +109,11 @@ func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
 		meta: tx.Bucket(bucketMeta), streams: tx.Bucket(bucketStreams), events: tx.Bucket(bucketEvents),
 		records: tx.Bucket(bucketRecords), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
-	// Records are keyed by increasing lsn: pages fill from the left and may be split full.
+	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
+	// number that grows with new streams: pages fill from the left and may be split full (at
+	// bbolt's default of half, every page a transaction writes would stay half empty).
 	x.records.FillPercent = 1.0
+	x.events.FillPercent = 1.0
 	return x, nil
 }
 
