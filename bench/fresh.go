@@ -32,7 +32,7 @@ func (s *Suite) freshScenarios(ctx context.Context) error {
 		s.logf("scenario %s", name)
 		disk.Name, disk.Rows = fmt.Sprintf("disk/events=%d", n), nil
 		sc := &Scenario{Name: name, Title: fmt.Sprintf("Startup after a crash with %d events", n),
-			Measures: fmt.Sprintf("%d events in aggregates of 100 written with batches, then SIGKILL (Postgres: immediate shutdown), then the time from exec to the first successful request", n),
+			Measures: fmt.Sprintf("%d events in aggregates of 100 written with batches, then SIGKILL (Postgres: immediate shutdown), then the time from exec to the first successful request (j17: a listing of the written type; Redis: a command, refused while the append-only file loads; Postgres: a connection, refused during recovery)", n),
 			Columns:  []string{MetricStartup, MetricEventsPerSec, MetricBytesPerEvt, MetricMem}, ChartMetric: MetricStartup}
 		for _, f := range facts {
 			row := s.startupRow(ctx, f, n)
