@@ -76,11 +76,11 @@ type Engine struct {
 	seq atomic.Uint64
 	// limits bound implications; sched is the scheduler goroutine, nil when turned off.
 	limits implication.Limits
-	sched  *scheduler
+	sched  *background
 	// sagas advances the sagas of every open pair until Close.
 	sagas *sagaRunner
 	// idem deletes expired idempotency markers; nil when turned off.
-	idem *idemSweeper
+	idem *background
 	// openedExisting guards the one walk of the data directory at start (openExisting).
 	openedExisting sync.Once
 }

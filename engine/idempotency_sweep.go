@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/j17-go/j17/engine/idempotency"
@@ -26,15 +25,6 @@ var sweepPage = 4096
 
 var sweepPause = 10 * time.Millisecond
 
-// idemSweeper is the goroutine that deletes the idempotency markers of every open pair once
-// they are older than the engine's window.
-type idemSweeper struct {
-	pause    time.Duration
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-}
-
 // idempotencyTTL is the window after its last use during which a key is replayed.
 func (e *Engine) idempotencyTTL() time.Duration {
 	if e.opts.IdempotencyTTL > 0 {
@@ -52,43 +42,26 @@ func (e *Engine) startIdempotencySweep() {
 	if every == 0 {
 		every = DefaultIdempotencySweep
 	}
-	s := &idemSweeper{pause: sweepPause, stop: make(chan struct{}), done: make(chan struct{})}
-	e.idem = s
-	go func() {
-		defer close(s.done)
-		tk := time.NewTicker(every)
-		defer tk.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-				e.sweepAll(s)
-			}
-		}
-	}()
+	pause := sweepPause
+	e.idem = startBackground(every, nil, func(stop <-chan struct{}) { e.sweepAll(stop, pause) })
 }
 
 // stopIdempotencySweep stops the sweeper and waits for it; a sweep in progress ends after its
 // current commit.
 func (e *Engine) stopIdempotencySweep() {
-	if e.idem == nil {
-		return
-	}
-	e.idem.stopOnce.Do(func() { close(e.idem.stop) })
-	<-e.idem.done
+	e.idem.halt()
 }
 
-func (e *Engine) sweepAll(s *idemSweeper) {
+func (e *Engine) sweepAll(stop <-chan struct{}, pause time.Duration) {
 	pairs := e.openPairs()
 	for _, p := range pairs {
-		n, err := e.sweepIdempotency(p, s.stop, s.pause)
+		n, err := e.sweepIdempotency(p, stop, pause)
 		if err != nil {
 			e.log.Error("idempotency sweep failed", slog.String("instance", p.target.Instance),
 				slog.String("environment", p.target.Environment), slog.Int("deleted", n), slog.Any("err", err))
 		}
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		default:
 		}

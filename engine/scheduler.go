@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/j17-go/j17/engine/control"
@@ -13,13 +12,6 @@ import (
 // DefaultSchedulerPoll is how often the scheduler looks for due events: well within the
 // second of precision promised for firing.
 const DefaultSchedulerPoll = 500 * time.Millisecond
-
-// scheduler is the engine's one goroutine that fires due scheduled events of every pair.
-type scheduler struct {
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-}
 
 // startScheduler opens every pair found in the data directory, so that schedules fire after a
 // restart even before a request reaches their pair, then polls until stopScheduler.
@@ -31,31 +23,12 @@ func (e *Engine) startScheduler() {
 	if poll == 0 {
 		poll = DefaultSchedulerPoll
 	}
-	s := &scheduler{stop: make(chan struct{}), done: make(chan struct{})}
-	e.sched = s
-	go func() {
-		defer close(s.done)
-		e.openExisting()
-		tk := time.NewTicker(poll)
-		defer tk.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-				e.pollSchedules()
-			}
-		}
-	}()
+	e.sched = startBackground(poll, e.openExisting, func(<-chan struct{}) { e.pollSchedules() })
 }
 
 // stopScheduler stops the scheduler and waits for a pass in progress.
 func (e *Engine) stopScheduler() {
-	if e.sched == nil {
-		return
-	}
-	e.sched.stopOnce.Do(func() { close(e.sched.stop) })
-	<-e.sched.done
+	e.sched.halt()
 }
 
 // openExisting opens, once per engine, every pair found in the data directory, so that pending
