@@ -19,10 +19,11 @@ type indexTx struct {
 	// heads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
 	heads map[StreamKey]*txHead
-	// events and space hold this transaction's Puts to those buckets until finish writes them in
-	// key order. Their keys arrive in random order (aggregate ids are UUIDs); in that order every
-	// Put seeks from the root into a different page and shifts the later entries of a node that
-	// grows all transaction long, while in key order the seeks walk the pages once, left to right.
+	// pendingEvents and pendingSpace hold this transaction's Puts to those buckets until finish
+	// writes them in key order. Their keys arrive in no order (aggregate ids are UUIDs, records
+	// interleave streams); in that order every Put seeks from the root into another page and
+	// shifts the later entries of a node that grows all transaction long, while in key order the
+	// seeks walk the pages once, left to right.
 	pendingEvents []eventPut
 	pendingSpace  []kv
 	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
