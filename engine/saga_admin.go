@@ -153,8 +153,7 @@ func (e *Engine) RetrySaga(t Target, id string) (SagaView, error) {
 	if !set.reserve() {
 		return SagaView{}, problem.New(problem.ErrInvalid, "Saga %s cannot resume: %d sagas are already running, the most an instance may run", id, MaxRunningSagas)
 	}
-	rec := &storage.Record{Puts: []storage.Put{{Space: sagaSpace, Key: next.ID, Value: next.Encode()}}}
-	if _, err := p.store.Commit(rec); err != nil {
+	if err := commitSaga(p, next); err != nil {
 		set.unreserve(1)
 		return SagaView{}, fmt.Errorf("engine: cannot save the retried saga: %w", err)
 	}

@@ -74,3 +74,10 @@ func BenchmarkSaga(b *testing.B) {
 		}
 	}
 }
+
+// count is the number of running sagas.
+func (s *sagaSet) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.running)
+}

@@ -156,13 +156,6 @@ func (s *sagaSet) get(id string) *saga.State {
 	return s.running[id]
 }
 
-// count is the number of running sagas.
-func (s *sagaSet) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.running)
-}
-
 // reserve takes a running place for a saga about to start or resume, when running and reserved
 // sagas leave one within MaxRunningSagas. The place is the saga's once admit publishes it, and
 // is given back with unreserve if its commit fails.

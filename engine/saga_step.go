@@ -115,13 +115,18 @@ func (e *Engine) awaitMatch(p *pair, set *sagaSet, def *spec.Saga, st *saga.Stat
 
 // saveSaga commits after as the state of its saga and publishes it.
 func (e *Engine) saveSaga(p *pair, set *sagaSet, before, after *saga.State) bool {
-	rec := &storage.Record{Puts: []storage.Put{{Space: sagaSpace, Key: after.ID, Value: after.Encode()}}}
-	if _, err := p.store.Commit(rec); err != nil {
+	if err := commitSaga(p, after); err != nil {
 		e.log.Warn("cannot save saga state", slog.String("saga", after.ID), slog.Any("err", err))
 		return false
 	}
 	set.publish(before, after)
 	return true
+}
+
+// commitSaga writes st, the whole state of its saga, as one record.
+func commitSaga(p *pair, st *saga.State) error {
+	_, err := p.store.Commit(&storage.Record{Puts: []storage.Put{{Space: sagaSpace, Key: st.ID, Value: st.Encode()}}})
+	return err
 }
 
 // sagaAct takes one action of st: its event, if any, and the state after it in one record.
