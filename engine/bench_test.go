@@ -2,16 +2,13 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/j17-go/j17/engine/control"
 	"github.com/j17-go/j17/engine/ident"
 	"github.com/j17-go/j17/engine/spec"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // benchSpec validates a 300-byte-ish order event with a real schema.
@@ -24,29 +21,10 @@ const benchBody = `{"data":{"sku":"WIDGET-1","qty":2,"price":29.99,"note":"leave
 
 func benchEngine(b *testing.B, opts Options) (*Engine, Target) {
 	b.Helper()
-	dir := b.TempDir()
-	ctl, err := control.Open(filepath.Join(dir, "control.db"), control.Options{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = ctl.Close() })
-	inst, err := ctl.CreateInstance("bench")
-	if err != nil {
-		b.Fatal(err)
-	}
 	if _, report := spec.Load([]byte(benchSpec)); !report.OK() {
 		b.Fatal(report.Err())
 	}
-	if _, err := ctl.DeploySpec(inst.ID, control.EnvStaging, "", func(*control.SpecVersion) ([]byte, error) { return []byte(benchSpec), nil }); err != nil {
-		b.Fatal(err)
-	}
-	opts.DataDir, opts.Control = dir, ctl
-	e, err := New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = e.Close() })
-	return e, Target{Instance: inst.ID, Environment: control.EnvStaging}
+	return specEngine(b, benchSpec, opts)
 }
 
 func uuidOf(i int64) string { return fmt.Sprintf("b0000000-0000-4000-a000-%012d", i) }
