@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/j17-go/j17/storage/canonical"
 	"github.com/j17-go/j17/tick"
 )
 
@@ -72,7 +73,7 @@ func FuzzTickParseJSON(f *testing.F) {
 		v, err := tick.ParseJSON(raw)
 		if err != nil {
 			var std any
-			if json.Unmarshal(raw, &std) == nil && tickDepth(raw) <= tick.MaxDepth {
+			if json.Unmarshal(raw, &std) == nil && canonical.Depth(raw) <= tick.MaxDepth {
 				t.Fatalf("rejected valid JSON %q: %v", raw, err)
 			}
 			return
@@ -142,32 +143,6 @@ func FuzzTickTemplate(f *testing.F) {
 			_, _ = p.Eval(sc)
 		}
 	})
-}
-
-// tickDepth is the deepest nesting of arrays and objects in valid JSON.
-func tickDepth(raw []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // FuzzTickReplayEvent: a replay, which decodes events keeping data and

@@ -10,6 +10,7 @@ import (
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/spec"
 	"github.com/j17-go/j17/storage"
+	"github.com/j17-go/j17/storage/canonical"
 	"github.com/j17-go/j17/tick"
 )
 
@@ -334,7 +335,7 @@ func (r *run) id(t *tick.Template, typ string, scope *tick.Scope, ptr string) (s
 
 // check validates implied data as a client write's data is validated.
 func (r *run) check(ev *spec.Event, data []byte, ptr string) error {
-	if r.x.MaxDataDepth > 0 && nesting(data) > r.x.MaxDataDepth {
+	if r.x.MaxDataDepth > 0 && canonical.Depth(data) > r.x.MaxDataDepth {
 		return refusal(ptr+"/data", "data nests deeper than %d levels", r.x.MaxDataDepth)
 	}
 	if ev.Schema == nil {

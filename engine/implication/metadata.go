@@ -27,29 +27,3 @@ func AppendImpliedBy(dst []byte, by ImpliedBy) []byte {
 	dst = canonical.AppendString(dst, by.Key)
 	return append(dst, '}')
 }
-
-// nesting is the deepest nesting of arrays and objects in a JSON text.
-func nesting(raw []byte) int {
-	d, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return deepest
-}

@@ -264,27 +264,3 @@ func nonNegative(raw []byte) (int64, bool) {
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return n, err == nil && n >= 0
 }
-
-// depth returns the deepest nesting of arrays and objects in a valid JSON value.
-func depth(raw []byte) int {
-	d, most, inStr := 0, 0, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inStr:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			d++
-			most = max(most, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return most
-}

@@ -311,7 +311,7 @@ func (p *Plan) concurrency(m metadataIn) error {
 }
 
 func checkData(ev *spec.Event, data []byte) ([]byte, error) {
-	if depth(data) > MaxDataDepth {
+	if canonical.Depth(data) > MaxDataDepth {
 		return nil, problem.At(problem.ErrInvalid, "data", "Event data nests deeper than %d levels", MaxDataDepth)
 	}
 	if ev.Schema == nil {

@@ -14,7 +14,8 @@
 //     surrogate escapes are errors.
 //
 // IsCanonical tells in one pass, without allocating, whether a text is already canonical, so that
-// a caller can keep such a text (the common case) instead of rewriting it.
+// a caller can keep such a text (the common case) instead of rewriting it. Depth measures the
+// nesting of a valid text, for the callers that bound it.
 //
 // Canonicalization is idempotent: the canonical form of a canonical text is itself. Nesting deeper
 // than MaxDepth is an error, so that hostile input cannot exhaust the stack.

@@ -1,0 +1,26 @@
+package canonical
+
+// Depth returns the deepest nesting of arrays and objects in src, a valid JSON text: 0 for a
+// scalar, 1 for [] or {}. It does not validate; on invalid text its answer means nothing.
+func Depth(src []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++ // the escaped byte cannot end the string
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}
