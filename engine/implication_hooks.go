@@ -3,11 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/j17-go/j17/engine/ident"
 	"github.com/j17-go/j17/engine/implication"
 	"github.com/j17-go/j17/engine/problem"
+	"github.com/j17-go/j17/engine/saga"
 	"github.com/j17-go/j17/engine/schedule"
 	"github.com/j17-go/j17/engine/write"
 	"github.com/j17-go/j17/storage"
@@ -76,6 +78,27 @@ func (hs writeHooks) after(next func()) func() {
 	}
 }
 
+// newWriteHooks returns the hooks of a write, in order: implications, schedule cancels, sagas.
+// depth is the saga chain depth of the saga writing the request, 0 for any other write. The
+// hooks take one allocation together.
+func (e *Engine) newWriteHooks(p *pair, m *model, now time.Time, depth int) writeHooks {
+	all := &struct {
+		implications implicationHook
+		cancels      cancelHook
+		sagas        sagaHook
+		list         [3]writeHook
+		// touched is room for the one stream of a write without implications.
+		touched [1]saga.Key
+	}{
+		implications: implicationHook{e: e, p: p, m: m, now: now, sagaDepth: depth},
+		cancels:      cancelHook{p: p, now: now},
+		sagas:        sagaHook{e: e, p: p, m: m, depth: depth},
+	}
+	all.list = [3]writeHook{&all.implications, &all.cancels, &all.sagas}
+	all.sagas.touched = all.touched[:0]
+	return all.list[:]
+}
+
 // implicationHook adds a write's implied events and schedules to its record.
 type implicationHook struct {
 	e   *Engine
@@ -88,16 +111,8 @@ type implicationHook struct {
 	// created holds the schedules of the last expand, and held the room reserved for them.
 	created []*schedule.Record
 	held    *schedule.Reservation
-}
-
-func (e *Engine) implications(p *pair, m *model, now time.Time) *implicationHook {
-	return &implicationHook{e: e, p: p, m: m, now: now}
-}
-
-// bySagaAt marks the hook as running for a step of a saga at chain depth depth.
-func (h *implicationHook) bySagaAt(depth int) *implicationHook {
-	h.sagaDepth = depth
-	return h
+	// newTrigger is the trigger's stream when the last expand's record expects it empty.
+	newTrigger storage.StreamKey
 }
 
 func (h *implicationHook) idle(plan *write.Plan) bool {
@@ -121,34 +136,85 @@ func (h *implicationHook) expand(plan *write.Plan, rec *storage.Record) (int, er
 	if !has {
 		return 0, nil
 	}
+	// Under internal OCC the record commits only if the trigger's stream still has the length
+	// read for it; when that length is 0, S0 is the empty object without another read.
+	h.newTrigger = storage.StreamKey{}
+	if a := rec.Appends[0]; a.Stream == plan.Stream && a.Expect == (storage.Expect{Kind: storage.Any}) {
+		h.newTrigger = plan.Stream
+	}
 	x := implication.Expander{Spec: h.m.spec, Rules: h.m.rules, Limits: h.e.limits, State: h.s0, MaxDataDepth: write.MaxDataDepth}
 	res, err := x.Expand(triggers, plan.Batch)
 	if err != nil {
 		return 0, err
 	}
-	// Implied events go to appends of their own, after the trigger's: a stream's events keep
-	// the order in which they were implied, and the trigger's append stays the first.
-	at := map[storage.StreamKey]int{}
-	for _, im := range res.Events {
-		i, ok := at[im.Stream]
-		if !ok {
-			i = len(rec.Appends)
-			at[im.Stream] = i
-			rec.Appends = append(rec.Appends, storage.Append{Stream: im.Stream, Expect: storage.Expect{Kind: storage.Skip}})
-		}
-		rec.Appends[i].Events = append(rec.Appends[i].Events, im.Event)
-	}
+	appendImplied(rec, res.Events)
 	if err := h.schedule(res.Schedules, rec); err != nil {
 		return 0, err
 	}
 	return len(res.Events), nil
 }
 
+// appendImplied adds implied events to rec in appends of their own, after the trigger's: a
+// stream's events keep the order in which they were implied, and the trigger's append stays the
+// first. The new appends' events share one array, sized by a first pass.
+func appendImplied(rec *storage.Record, events []implication.Implied) {
+	if len(events) == 0 {
+		return
+	}
+	var slotBuf, countBuf [32]int
+	var streamBuf [32]storage.StreamKey
+	// slots[i] is the new append of events[i], counts[j] the number of events of streams[j].
+	slots, counts, streams := slotBuf[:0], countBuf[:0], streamBuf[:0]
+	var index map[storage.StreamKey]int
+	for _, im := range events {
+		var j int
+		var ok bool
+		if index != nil {
+			j, ok = index[im.Stream]
+		} else {
+			j = slices.Index(streams, im.Stream)
+			ok = j >= 0
+		}
+		if !ok {
+			j = len(streams)
+			streams = append(streams, im.Stream)
+			counts = append(counts, 0)
+			switch {
+			case index != nil:
+				index[im.Stream] = j
+			case len(streams) > linearStreams:
+				// Past a handful of streams a linear search costs more than a map.
+				index = make(map[storage.StreamKey]int, 2*len(streams))
+				for k, st := range streams {
+					index[st] = k
+				}
+			}
+		}
+		counts[j]++
+		slots = append(slots, j)
+	}
+	first := len(rec.Appends)
+	rec.Appends = slices.Grow(rec.Appends, len(streams))
+	all := make([]storage.NewEvent, len(events))
+	off := 0
+	for j, st := range streams {
+		rec.Appends = append(rec.Appends, storage.Append{Stream: st, Expect: storage.Expect{Kind: storage.Skip}, Events: all[off : off : off+counts[j]]})
+		off += counts[j]
+	}
+	for i, im := range events {
+		a := &rec.Appends[first+slots[i]]
+		a.Events = append(a.Events, im.Event)
+	}
+}
+
+// linearStreams is how many streams appendImplied finds by linear search.
+const linearStreams = 16
+
 // s0 is the state of a stream before the request.
 func (h *implicationHook) s0(k storage.StreamKey) (tick.Value, error) {
 	tm := h.m.types[k.Type]
 	empty := tick.Object()
-	if tm == nil {
+	if tm == nil || k == h.newTrigger {
 		return empty, nil
 	}
 	info, err := h.p.store.Info(k)
@@ -220,10 +286,6 @@ type cancelHook struct {
 	p   *pair
 	now time.Time
 	ids []string
-}
-
-func (e *Engine) scheduleCancels(p *pair, now time.Time) *cancelHook {
-	return &cancelHook{p: p, now: now}
 }
 
 func (h *cancelHook) idle(*write.Plan) bool { return !h.p.sched.HasCancels() }

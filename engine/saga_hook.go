@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/saga"
@@ -40,11 +41,6 @@ type sagaHook struct {
 	touched []saga.Key
 }
 
-// newSagaHook returns the hook of a write at saga chain depth depth: 0 for a client's write.
-func (e *Engine) newSagaHook(p *pair, m *model, depth int) *sagaHook {
-	return &sagaHook{e: e, p: p, m: m, depth: depth}
-}
-
 // idle reports that a plan starts no saga: none of its own events is a saga trigger. Implied
 // events that might be come only with implications, whose hook is then not idle, so expand
 // still sees them. An idle plan's stream is still touched: a plain write may be an awaited reply.
@@ -63,7 +59,7 @@ func (h *sagaHook) idle(plan *write.Plan) bool {
 // and reserves a running place for each saga it creates.
 func (h *sagaHook) expand(_ *write.Plan, rec *storage.Record) (int, error) {
 	h.release()
-	h.touched = h.touched[:0]
+	h.touched = slices.Grow(h.touched[:0], len(rec.Appends))
 	now := h.e.clock.Now()
 	for _, app := range rec.Appends {
 		h.touched = append(h.touched, saga.Key{Type: app.Stream.Type, ID: app.Stream.ID})

@@ -174,7 +174,7 @@ func (e *Engine) sagaAct(p *pair, m *model, set *sagaSet, st *saga.State, act sa
 			}
 		}
 	}
-	hooks := writeHooks{e.implications(p, m, now).bySagaAt(st.Depth), e.scheduleCancels(p, now), e.newSagaHook(p, m, st.Depth)}
+	hooks := e.newWriteHooks(p, m, now, st.Depth)
 	defer hooks.release()
 	opts := write.Options{
 		Expand:      hooks.expand,

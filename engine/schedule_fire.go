@@ -94,7 +94,7 @@ func (e *Engine) fire(p *pair, r *schedule.Record, now time.Time) error {
 		return err
 	}
 	plan.Events[0].Metadata = firedMetadata(r, now.Unix())
-	hooks := writeHooks{e.implications(p, m, now), e.scheduleCancels(p, now), e.newSagaHook(p, m, 0)}
+	hooks := e.newWriteHooks(p, m, now, 0)
 	defer hooks.release()
 	fired := schedule.Marker{At: now.UnixMilli()}
 	_, err = write.Commit(p.store, plan, write.Options{

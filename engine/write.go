@@ -72,7 +72,7 @@ func (e *Engine) write(p *pair, in WriteInput, fp *[32]byte) (WriteAnswer, error
 	if err != nil {
 		return WriteAnswer{}, err
 	}
-	hooks := writeHooks{e.implications(p, m, now), e.scheduleCancels(p, now), e.newSagaHook(p, m, 0)}
+	hooks := e.newWriteHooks(p, m, now, 0)
 	defer hooks.release()
 	opts := write.Options{Expand: hooks.expander(plan), AfterCommit: hooks.after(e.opts.AfterCommit)}
 	if fp != nil {

@@ -30,6 +30,12 @@ var schemaSeeds = [][2]string{
 	{`{"unevaluatedProperties":false}`, `{}`},
 	{`{"format":"hostname"}`, `"xn--ll-0ea"`},
 	{`{"format":"regex"}`, `"(?<n>a)\\k<n>"`},
+	// Schemas that ValidateJSON checks on the raw bytes, where it can, before decoding.
+	{`{"type":"object"}`, `{"items":[{"sku":"a","qty":1}]}`},
+	{`{"type":"object","properties":{"quantity":{"type":"integer"}},"required":["quantity"],"additionalProperties":{"type":"string"}}`, `{"order_id":"o","quantity":1.0}`},
+	{`{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":["number","null"]},"minItems":1,"maxItems":3}`, `["a",1e2,null]`},
+	{`{"properties":{"s":{"enum":["a"]},"o":{"const":{"a":1}},"n":{"minimum":1}}}`, `{"s":"a","o":{"a":1},"n":"x"}`},
+	{`{"items":false,"properties":{"a":false}}`, `{"a":[]}`},
 }
 
 // FuzzSchemaValidate checks that compiling and validating never panic, that a failure is always

@@ -1,7 +1,9 @@
 package implication
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,14 +93,24 @@ type Expander struct {
 
 // run is the expansion of one request.
 type run struct {
-	x      *Expander
-	states map[storage.StreamKey]tick.Value
-	res    Result
+	x *Expander
+	// first is the state of the first stream read, states those of the others: most requests
+	// read one.
+	firstKey storage.StreamKey
+	first    tick.Value
+	states   map[storage.StreamKey]tick.Value
+	res      Result
 	// trigger, batch and count describe the chain being expanded.
 	trigger int
 	batch   bool
 	count   int
+	// arena holds the data of the implied events, each a full slice of its own, so that a map
+	// of many items grows one buffer instead of one per event.
+	arena []byte
 }
+
+// arenaSize is the arena's first capacity: ten implied events of small data fit in it.
+const arenaSize = 1024
 
 // source is an event whose implications run: a trigger or an implied event.
 type source struct {
@@ -109,6 +121,8 @@ type source struct {
 	actor    []byte
 	ts       int64
 	depth    int
+	// key is stream as "<type>:<id>", made when its implications start to run.
+	key string
 	// implied is the metadata of the events src implies, made at the first of them.
 	implied []byte
 }
@@ -143,6 +157,9 @@ func (r *run) refuse(err error) error {
 }
 
 func (r *run) state(k storage.StreamKey) (tick.Value, error) {
+	if r.firstKey == k {
+		return r.first, nil
+	}
 	if v, ok := r.states[k]; ok {
 		return v, nil
 	}
@@ -150,10 +167,14 @@ func (r *run) state(k storage.StreamKey) (tick.Value, error) {
 	if err != nil {
 		return tick.Value{}, err
 	}
-	if r.states == nil {
-		r.states = map[storage.StreamKey]tick.Value{}
+	switch {
+	case r.firstKey == storage.StreamKey{}:
+		r.firstKey, r.first = k, v
+	case r.states == nil:
+		r.states = map[storage.StreamKey]tick.Value{k: v}
+	default:
+		r.states[k] = v
 	}
-	r.states[k] = v
 	return v, nil
 }
 
@@ -167,13 +188,18 @@ func (r *run) expand(src *source) error {
 	if err != nil {
 		return err
 	}
-	scope := &tick.Scope{
-		Event: &tick.Event{
-			Key: src.stream.String(), AggregateType: src.stream.Type, ID: src.stream.ID,
-			Type: src.spec.Type, Data: data, Metadata: src.metadata,
-		},
-		State: st,
-	}
+	src.key = src.stream.String()
+	// The scope, its event and room for a map's binding take one allocation.
+	all := &struct {
+		scope    tick.Scope
+		event    tick.Event
+		bindings [1]tick.Binding
+	}{event: tick.Event{
+		Key: src.key, AggregateType: src.stream.Type, ID: src.stream.ID,
+		Type: src.spec.Type, Data: data, Metadata: src.metadata,
+	}}
+	scope := &all.scope
+	scope.Event, scope.State, scope.Bindings = &all.event, st, all.bindings[:0]
 	for _, im := range src.spec.Implications {
 		if err := r.implication(src, im, scope); err != nil {
 			return err
@@ -220,7 +246,10 @@ func (r *run) mapEmit(src *source, m *spec.MapImplication, scope *tick.Scope, pt
 	default:
 		return refusalOf(ErrResolve, ptr+"/in", "map.in %q resolved to %s, not an array (use .$entries to iterate an object)", m.In.String(), in.Kind())
 	}
-	for _, item := range in.Items() {
+	items := in.Items()
+	r.res.Events = slices.Grow(r.res.Events, len(items))
+	emitPtr := ptr + "/emit"
+	for _, item := range items {
 		scope.Bind(m.As, item)
 		ok := true
 		if m.Condition != nil {
@@ -231,7 +260,7 @@ func (r *run) mapEmit(src *source, m *spec.MapImplication, scope *tick.Scope, pt
 		}
 		var err error
 		if ok {
-			err = r.emit(src, m.Emit, scope, ptr+"/emit")
+			err = r.emit(src, m.Emit, scope, emitPtr)
 		}
 		scope.Bindings = scope.Bindings[:len(scope.Bindings)-1]
 		if err != nil {
@@ -259,8 +288,10 @@ func (r *run) emit(src *source, e *spec.Emit, scope *tick.Scope, ptr string) err
 		return err
 	}
 	if src.implied == nil {
-		by := ImpliedBy{Key: src.stream.String(), EventType: src.spec.Type, Depth: depth}
-		src.implied = appendMetadata(nil, src.actor, by, src.ts)
+		by := ImpliedBy{Key: src.key, EventType: src.spec.Type, Depth: depth}
+		// Room for the members' names and numbers, and the strings with a little escaping.
+		size := 96 + len(src.actor) + len(by.Key) + len(by.EventType)
+		src.implied = appendMetadata(make([]byte, 0, size), src.actor, by, src.ts)
 	}
 	meta := src.implied
 	r.res.Events = append(r.res.Events, Implied{
@@ -287,12 +318,14 @@ func (r *run) resolve(e *spec.Emit, scope *tick.Scope, ptr string) (storage.Stre
 	if !ok {
 		return storage.StreamKey{}, nil, nil, refusal(ptr, "event type %q is not defined on %q", e.EventType, e.AggregateType)
 	}
-	id, err := r.id(e.ID, e.AggregateType, scope, ptr+"/id")
+	id, err := r.id(e.ID, e.AggregateType, scope, ptr, "/id")
 	if err != nil {
 		return storage.StreamKey{}, nil, nil, err
 	}
-	data := []byte("{}")
-	if e.Data != nil {
+	var data []byte
+	if e.Data == nil {
+		data = []byte("{}")
+	} else {
 		v, err := e.Data.Eval(scope)
 		if err != nil {
 			return storage.StreamKey{}, nil, nil, refusal(ptr+"/data", "data: %v", err)
@@ -300,19 +333,31 @@ func (r *run) resolve(e *spec.Emit, scope *tick.Scope, ptr string) (storage.Stre
 		if v.Kind() != tick.KindObject {
 			return storage.StreamKey{}, nil, nil, refusalOf(ErrResolve, ptr+"/data", "data resolved to %s, not an object", v.Kind())
 		}
-		data = v.AppendJSON(nil)
+		data = r.appendData(v)
 	}
 	return storage.StreamKey{Type: e.AggregateType, ID: id}, ev, data, nil
+}
+
+// appendData writes v to the arena and returns its bytes, capped so that nothing written later
+// lands in them.
+func (r *run) appendData(v tick.Value) []byte {
+	if r.arena == nil {
+		r.arena = make([]byte, 0, arenaSize)
+	}
+	start := len(r.arena)
+	r.arena = v.AppendJSON(r.arena)
+	return r.arena[start:len(r.arena):len(r.arena)]
 }
 
 // id resolves an aggregate id template and normalizes it like a client's URL id. The docs
 // route with "id": "$.key", whose value is a key "<type>:<id>": a value that starts with the
 // target's own type and a colon is that key, and its id part is the id. (No identifier kind
-// starts with an aggregate type name and a colon, so nothing else is read this way.)
-func (r *run) id(t *tick.Template, typ string, scope *tick.Scope, ptr string) (string, error) {
+// starts with an aggregate type name and a colon, so nothing else is read this way.) A refusal
+// points at ptr+field, joined only then.
+func (r *run) id(t *tick.Template, typ string, scope *tick.Scope, ptr, field string) (string, error) {
 	v, err := t.Eval(scope)
 	if err != nil {
-		return "", refusal(ptr, "id: %v", err)
+		return "", refusal(ptr+field, "id: %v", err)
 	}
 	var raw string
 	switch v.Kind() {
@@ -321,14 +366,14 @@ func (r *run) id(t *tick.Template, typ string, scope *tick.Scope, ptr string) (s
 	case tick.KindNumber:
 		raw = strconv.FormatFloat(v.Num(), 'f', -1, 64)
 	default:
-		return "", refusalOf(ErrResolve, ptr, "id resolved to %s, not a string", v.Kind())
+		return "", refusalOf(ErrResolve, ptr+field, "id resolved to %s, not a string", v.Kind())
 	}
 	if rest, ok := strings.CutPrefix(raw, typ+":"); ok {
 		raw = rest
 	}
 	id, _, err := r.x.Rules.Normalize(ident.Key, raw)
 	if err != nil {
-		return "", refusal(ptr, "id %q: %v", raw, err)
+		return "", refusal(ptr+field, "id %q: %v", raw, err)
 	}
 	return id, nil
 }
@@ -353,11 +398,13 @@ func (r *run) schedule(src *source, s *spec.Schedule, scope *tick.Scope, ptr str
 		return err
 	}
 	out := Scheduled{
-		Source: src.stream, Target: target, EventType: ev.Type, Data: data, Delay: s.Delay,
-		By: ImpliedBy{Key: src.stream.String(), EventType: src.spec.Type, Depth: src.depth + 1},
+		// The schedule index keeps the data until the schedule fires: a copy of its own, so
+		// that it does not keep the arena alive.
+		Source: src.stream, Target: target, EventType: ev.Type, Data: bytes.Clone(data), Delay: s.Delay,
+		By: ImpliedBy{Key: src.key, EventType: src.spec.Type, Depth: src.depth + 1},
 	}
 	for i, c := range s.CancelOn {
-		id, err := r.id(c.ID, c.AggregateType, scope, ptr+"/cancel_on/"+strconv.Itoa(i)+"/id")
+		id, err := r.id(c.ID, c.AggregateType, scope, ptr, "/cancel_on/"+strconv.Itoa(i)+"/id")
 		if err != nil {
 			return err
 		}

@@ -168,7 +168,8 @@ func knownFailure(file, group, test string) (string, bool) {
 	return "", false
 }
 
-// checkFastAgrees fails the test when the fast path and the compiler's validator disagree.
+// checkFastAgrees fails the test when the fast path or the raw path disagrees with the
+// compiler's validator.
 func checkFastAgrees(t *testing.T, s *Schema, raw []byte, what string) {
 	t.Helper()
 	if s.fast == nil {
@@ -181,5 +182,8 @@ func checkFastAgrees(t *testing.T, s *Schema, raw []byte, what string) {
 	fast, lib := s.fast.valid(v), s.compiled.Validate(v) == nil
 	if fast != lib {
 		t.Errorf("%s: fast path says valid=%v, compiler's validator says valid=%v", what, fast, lib)
+	}
+	if rawOK := s.validRaw(raw); rawOK != lib {
+		t.Errorf("%s: raw path says valid=%v, compiler's validator says valid=%v", what, rawOK, lib)
 	}
 }

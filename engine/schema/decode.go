@@ -196,9 +196,18 @@ func (p *jsonParser) array() (any, error) {
 	}
 }
 
-// number scans -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? and keeps its text.
+// number reads a number and keeps its text.
 func (p *jsonParser) number() (any, error) {
 	start := p.pos
+	if what := p.scanNumber(); what != "" {
+		return nil, p.fail(what)
+	}
+	return json.Number(p.substr(start, p.pos)), nil
+}
+
+// scanNumber moves past -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?. It returns ""
+// or, for a malformed number, where it broke, for the error message.
+func (p *jsonParser) scanNumber() string {
 	if p.src[p.pos] == '-' {
 		p.pos++
 	}
@@ -206,12 +215,12 @@ func (p *jsonParser) number() (any, error) {
 	case p.pos < len(p.src) && p.src[p.pos] == '0':
 		p.pos++
 	case p.digits() == 0:
-		return nil, p.fail("in numeric literal")
+		return "in numeric literal"
 	}
 	if p.pos < len(p.src) && p.src[p.pos] == '.' {
 		p.pos++
 		if p.digits() == 0 {
-			return nil, p.fail("after decimal point in numeric literal")
+			return "after decimal point in numeric literal"
 		}
 	}
 	if p.pos < len(p.src) && (p.src[p.pos] == 'e' || p.src[p.pos] == 'E') {
@@ -220,10 +229,10 @@ func (p *jsonParser) number() (any, error) {
 			p.pos++
 		}
 		if p.digits() == 0 {
-			return nil, p.fail("in exponent of numeric literal")
+			return "in exponent of numeric literal"
 		}
 	}
-	return json.Number(p.substr(start, p.pos)), nil
+	return ""
 }
 
 func (p *jsonParser) digits() int {

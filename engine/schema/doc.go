@@ -25,15 +25,19 @@
 // pattern can make validation hang; a pattern RE2 cannot compile (a lookahead, a backreference)
 // is an Issue at deploy, never a surprise at write time.
 //
-// Validation runs in two steps. A fast path walks the compiled schema and answers only whether
-// the data is valid; valid data, the common case, is done. Otherwise the compiler's validator
-// runs and its failure tree becomes one *ValidationError, the documented error body: path
-// ("data.email"), and details {field, constraint, expected, received}. The two must agree on
-// validity, and the compliance and fuzz tests check that they do; a schema node the fast path
-// does not mirror is handed to the compiler's validator. The failure reported is chosen
-// deterministically: failures are ordered by their place in the data, then by keyword (type,
-// required, additionalProperties, enum/const, format, the rest), and for a failed anyOf or oneOf
-// the branch that came closest is reported, or one type failure listing every allowed type.
+// Validation runs in steps. ValidateJSON first walks the JSON bytes with the compiled schema (the
+// raw path, raw.go): a value the schema constrains by its type only is scanned, never built, and
+// valid data, the common case, is done there. Otherwise the data is decoded and the fast path
+// walks the compiled schema over the values, answering only whether they are valid; when they
+// are not, the compiler's validator runs and its failure tree becomes one *ValidationError, the
+// documented error body: path ("data.email"), and details {field, constraint, expected,
+// received}. The three must agree on validity, and the compliance and fuzz tests check that they
+// do; a schema node the raw path does not mirror has its value decoded and handed to the fast
+// path, and a node the fast path does not mirror goes to the compiler's validator. The failure
+// reported is chosen deterministically: failures are ordered by their place in the data, then by
+// keyword (type, required, additionalProperties, enum/const, format, the rest), and for a failed
+// anyOf or oneOf the branch that came closest is reported, or one type failure listing every
+// allowed type.
 //
 // Data is parsed by a small JSON parser that keeps numbers exact (json.Number) and accepts and
 // produces exactly what encoding/json does with UseNumber, nesting included (at most 10,000).

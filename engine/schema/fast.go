@@ -59,6 +59,8 @@ type node struct {
 	items, contains          *node
 	minimum, maximum         *bound
 	exclMinimum, exclMaximum *bound
+
+	raw rawShape
 }
 
 type patternNode struct {
@@ -86,6 +88,9 @@ func buildFast(root *jsonschema.Schema) *node {
 	n := mirror(root, nodes)
 	if sameInstanceCycle(n) {
 		return nil
+	}
+	for _, m := range nodes {
+		m.shapeRaw()
 	}
 	return n
 }

@@ -11,6 +11,9 @@ import (
 // *ValidationError when the data does not satisfy the schema, an error wrapping ErrInvalidJSON
 // when raw is not one JSON value, and nil otherwise. Numbers are compared exactly as written.
 func (s *Schema) ValidateJSON(raw []byte) error {
+	if s.fast != nil && s.validRaw(raw) {
+		return nil
+	}
 	v, err := decodeJSONKeys(raw, s.keys)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)

@@ -34,52 +34,113 @@ type ref struct {
 // (role, entity, stream) found in metadata.actor and metadata.target. They go into the same
 // record as the events, so the index is exactly as durable as what it points to.
 func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
-	base := len(dst)
-	var seen map[string]bool
+	var c refCollector
 	for _, a := range appends {
-		for _, ev := range a.Events {
-			refs, ok := parseRefs(ev.Metadata)
-			if !ok {
+		for i, ev := range a.Events {
+			if c.parsed && bytes.Equal(ev.Metadata, c.meta) {
+				if i > 0 {
+					// The same metadata on the same stream: the same puts.
+					continue
+				}
+			} else {
+				c.refs, c.ok = parseRefs(ev.Metadata)
+				c.meta, c.parsed = ev.Metadata, true
+			}
+			if !c.ok {
 				continue
 			}
-			for i, role := range [...]string{RoleActor, RoleTarget} {
-				r := refs[i]
-				if !r.usable() {
-					continue
+			for j, role := range [...]string{RoleActor, RoleTarget} {
+				if r := c.refs[j]; r.usable() {
+					dst = c.add(dst, role, r, a.Stream)
 				}
-				key := refKey(role, r, a.Stream)
-				if seen == nil && len(dst)-base >= smallRefs {
-					// Past a handful of distinct puts a linear search costs more than a map.
-					seen = make(map[string]bool, 2*smallRefs)
-					for _, p := range dst[base:] {
-						seen[p.Key] = true
-					}
-				}
-				if seen != nil {
-					if seen[key] {
-						continue
-					}
-					seen[key] = true
-				} else if hasKey(dst[base:], key) {
-					continue
-				}
-				dst = append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}})
 			}
 		}
 	}
-	return dst
+	return c.flush(dst)
 }
 
-// smallRefs is how many distinct puts AppendRefPuts dedupes by linear search.
-const smallRefs = 8
+// refCollector dedupes the puts of AppendRefPuts. Up to smallRefs distinct puts it compares
+// their parts and builds every key at the end from one string; past that it builds each key
+// as it comes and dedupes by a map.
+type refCollector struct {
+	// meta is the metadata last parsed, refs and ok what parseRefs made of it.
+	meta   []byte
+	parsed bool
+	refs   [2]rawRef
+	ok     bool
 
-func hasKey(puts []storage.Put, key string) bool {
-	for _, p := range puts {
-		if p.Key == key {
-			return true
+	// parts[:n] are the distinct puts held, until seen takes over.
+	parts [smallRefs]refParts
+	n     int
+	seen  map[string]bool
+}
+
+// refParts is one put's key before it is built.
+type refParts struct {
+	role   string
+	ref    rawRef
+	stream storage.StreamKey
+}
+
+func (p *refParts) size() int {
+	return len(p.role) + len(p.ref.typ) + len(p.ref.id) + len(p.stream.Type) + len(p.stream.ID) + 4
+}
+
+// smallRefs is how many distinct puts AppendRefPuts dedupes by comparing their parts.
+const smallRefs = 16
+
+func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream storage.StreamKey) []storage.Put {
+	if c.seen == nil {
+		for i := range c.n {
+			p := &c.parts[i]
+			if p.role == role && p.stream == stream && bytes.Equal(p.ref.typ, r.typ) && bytes.Equal(p.ref.id, r.id) {
+				return dst
+			}
+		}
+		if c.n < smallRefs {
+			c.parts[c.n] = refParts{role: role, ref: r, stream: stream}
+			c.n++
+			return dst
+		}
+		// Past a handful of distinct puts a linear search costs more than a map.
+		c.seen = make(map[string]bool, 4*smallRefs)
+		dst = c.flush(dst)
+		for _, p := range dst[len(dst)-smallRefs:] {
+			c.seen[p.Key] = true
 		}
 	}
-	return false
+	key := refKey(role, r, stream)
+	if c.seen[key] {
+		return dst
+	}
+	c.seen[key] = true
+	return append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}})
+}
+
+// flush appends a put for each part held, their keys cut from one string.
+func (c *refCollector) flush(dst []storage.Put) []storage.Put {
+	parts := c.parts[:c.n]
+	if len(parts) == 0 {
+		return dst
+	}
+	n := 0
+	for i := range parts {
+		n += parts[i].size()
+	}
+	var all strings.Builder
+	all.Grow(n)
+	for i := range parts {
+		writeRefKey(&all, parts[i].role, parts[i].ref, parts[i].stream)
+	}
+	keys := all.String()
+	dst = slices.Grow(dst, len(parts))
+	for i := range parts {
+		size := parts[i].size()
+		dst = append(dst, storage.Put{Space: RefSpace, Key: keys[:size], Value: []byte{}})
+		keys = keys[size:]
+	}
+	c.n = 0
+	return dst
 }
 
 // rawRef is an entity reference as bytes of the metadata, or of the decoder's strings.
@@ -91,8 +152,14 @@ func (r rawRef) usable() bool {
 
 // refKey is refPrefix(role, entity, stream.Type) followed by stream.ID, built in one allocation.
 func refKey(role string, r rawRef, stream storage.StreamKey) string {
+	p := refParts{role: role, ref: r, stream: stream}
 	var k strings.Builder
-	k.Grow(len(role) + len(r.typ) + len(r.id) + len(stream.Type) + len(stream.ID) + 4)
+	k.Grow(p.size())
+	writeRefKey(&k, role, r, stream)
+	return k.String()
+}
+
+func writeRefKey(k *strings.Builder, role string, r rawRef, stream storage.StreamKey) {
 	k.WriteString(role)
 	k.WriteByte(0)
 	k.Write(r.typ)
@@ -102,7 +169,6 @@ func refKey(role string, r rawRef, stream storage.StreamKey) string {
 	k.WriteString(stream.Type)
 	k.WriteByte(0)
 	k.WriteString(stream.ID)
-	return k.String()
 }
 
 // parseRefs reads metadata.actor and metadata.target, in that order; an absent one is empty.
@@ -127,10 +193,11 @@ func parseRefs(meta []byte) ([2]rawRef, bool) {
 	return refs, true
 }
 
-// parseWriteMetadata reads, without a JSON decoder, the one layout the write path stores:
-// {"actor":{"id":S,"type":S}[,"target":{"id":S,"type":S}],"timestamp":N} with strings of
-// printable ASCII and no escapes. Anything else is left to json.Unmarshal, so the answer is
-// the decoder's either way.
+// parseWriteMetadata reads, without a JSON decoder, the layout the write path stores, and the
+// one of implied events:
+// {"actor":{"id":S,"type":S}[,"implied_by":{"depth":N,"event_type":S,"key":S}][,"target":{"id":S,"type":S}],"timestamp":N}
+// with strings of printable ASCII and no escapes. Anything else is left to json.Unmarshal, so
+// the answer is the decoder's either way.
 func parseWriteMetadata(b []byte) ([2]rawRef, bool) {
 	var refs [2]rawRef
 	rest, ok := cutPrefix(b, `{"actor":`)
@@ -140,6 +207,11 @@ func parseWriteMetadata(b []byte) ([2]rawRef, bool) {
 	if refs[0], rest, ok = parseRef(rest); !ok {
 		return refs, false
 	}
+	if r, ok := cutPrefix(rest, `,"implied_by":`); ok {
+		if rest, ok = skipImpliedBy(r); !ok {
+			return refs, false
+		}
+	}
 	if r, ok := cutPrefix(rest, `,"target":`); ok {
 		if refs[1], rest, ok = parseRef(r); !ok {
 			return refs, false
@@ -148,17 +220,45 @@ func parseWriteMetadata(b []byte) ([2]rawRef, bool) {
 	if rest, ok = cutPrefix(rest, `,"timestamp":`); !ok {
 		return refs, false
 	}
-	if len(rest) > 0 && rest[0] == '-' {
-		rest = rest[1:]
-	}
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 || (n > 1 && rest[0] == '0') || string(rest[n:]) != "}" {
+	if rest, ok = cutInteger(rest); !ok || string(rest) != "}" {
 		return refs, false
 	}
 	return refs, true
+}
+
+// skipImpliedBy moves past {"depth":N,"event_type":S,"key":S} at the start of b.
+func skipImpliedBy(b []byte) ([]byte, bool) {
+	rest, ok := cutPrefix(b, `{"depth":`)
+	if !ok {
+		return nil, false
+	}
+	if rest, ok = cutInteger(rest); !ok {
+		return nil, false
+	}
+	for _, name := range [...]string{`,"event_type":`, `,"key":`} {
+		if rest, ok = cutPrefix(rest, name); !ok {
+			return nil, false
+		}
+		if _, rest, ok = plainString(rest); !ok {
+			return nil, false
+		}
+	}
+	return cutPrefix(rest, `}`)
+}
+
+// cutInteger moves past a JSON integer at the start of b.
+func cutInteger(b []byte) ([]byte, bool) {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 1 && b[0] == '0' {
+		return nil, false
+	}
+	return b[n:], true
 }
 
 // parseRef reads {"id":S,"type":S} at the start of b.

@@ -22,6 +22,8 @@ func TestRefPuts(t *testing.T) {
 			[]string{"actor\x00user\x00alice\x00message\x00m1", "target\x00user\x00bob\x00message\x00m1"}},
 		{"one put per entity and stream", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`), ev(`{"actor":{"type":"user","id":"alice"}}`)}}},
 			[]string{"actor\x00user\x00alice\x00message\x00m1"}},
+		{"the same metadata on two streams", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`)}}, {Stream: storage.StreamKey{Type: "message", ID: "m2"}, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`)}}},
+			[]string{"actor\x00user\x00alice\x00message\x00m1", "actor\x00user\x00alice\x00message\x00m2"}},
 		{"metadata without refs", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"timestamp":1}`), ev(`not json`), {Type: "x"}}}}, nil},
 		{"id with a NUL is skipped", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"a\u0000b"}}`)}}}, nil},
 	}
@@ -75,6 +77,12 @@ func TestRefPutsMatchTheDecoder(t *testing.T) {
 		`{"actor":{"id":"àlice","type":"user"},"timestamp":1}`,
 		`{"actor":{"id":"","type":"user"},"timestamp":1}`,
 		`{"actor":{"id":"alice","type":"user"},"implied_by":{"id":"x"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"order:o1"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"order:o1"},"target":{"id":"bob","type":"user"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":01,"event_type":"was_placed","key":"order:o1"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"order:\u006f1"},"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"o"}"timestamp":1}`,
+		`{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"o","x":2},"timestamp":1}`,
 		`{"actor":{"id":"alice","type":"user"},"Target":{"id":"bob","type":"user"},"timestamp":1}`,
 		`{"Actor":{"id":"carol","type":"user"},"actor":{"id":"alice","type":"user"},"timestamp":1}`,
 		`{"actor":{"id":"alice","type":"user","x":1},"timestamp":1}`,
@@ -90,6 +98,15 @@ func TestRefPutsMatchTheDecoder(t *testing.T) {
 		if want := refPutKeysByDecoder(meta, msg); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 			t.Errorf("%s: got %q, want %q", meta, got, want)
 		}
+	}
+}
+
+// Implied events carry implied_by; their metadata is read without the decoder too.
+func TestRefPutsReadImpliedMetadata(t *testing.T) {
+	meta := `{"actor":{"id":"alice","type":"user"},"implied_by":{"depth":1,"event_type":"was_placed","key":"order:o1"},"timestamp":1}`
+	refs, ok := parseWriteMetadata([]byte(meta))
+	if !ok || string(refs[0].id) != "alice" || string(refs[0].typ) != "user" || refs[1].typ != nil {
+		t.Errorf("got %q, %v; want the actor alice and no target", refs, ok)
 	}
 }
 
