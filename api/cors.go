@@ -11,14 +11,28 @@ const (
 	corsMaxAge        = "600"
 )
 
+// The headers of every response, as byte slices in canonical form: set with SetCanonical, they
+// skip the normalising copy that Set makes of each name on every request.
+var (
+	headerRequestID        = []byte("X-Request-Id")
+	headerAllowOrigin      = []byte("Access-Control-Allow-Origin")
+	headerAllowMethods     = []byte("Access-Control-Allow-Methods")
+	headerAllowHeaders     = []byte("Access-Control-Allow-Headers")
+	headerExposeHeaders    = []byte("Access-Control-Expose-Headers")
+	corsAllowOriginValue   = []byte("*")
+	corsAllowMethodsValue  = []byte(corsAllowMethods)
+	corsAllowHeadersValue  = []byte(corsAllowHeaders)
+	corsExposeHeadersValue = []byte(corsExposeHeaders)
+)
+
 // setCommonHeaders sets the headers of every response: the request id and CORS.
 func setCommonHeaders(ctx *fasthttp.RequestCtx, requestID string) {
 	h := &ctx.Response.Header
-	h.Set("X-Request-Id", requestID)
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", corsAllowMethods)
-	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	h.SetCanonical(headerRequestID, []byte(requestID))
+	h.SetCanonical(headerAllowOrigin, corsAllowOriginValue)
+	h.SetCanonical(headerAllowMethods, corsAllowMethodsValue)
+	h.SetCanonical(headerAllowHeaders, corsAllowHeadersValue)
+	h.SetCanonical(headerExposeHeaders, corsExposeHeadersValue)
 }
 
 // preflight answers a CORS preflight (OPTIONS) request; it needs no credentials.

@@ -57,7 +57,7 @@ func (s *Server) authenticateData(r *Request) (Principal, error) {
 	if !ok {
 		return Principal{}, problem(ErrUnauthorized, "Missing API key")
 	}
-	target, routed := s.targetOfHost(string(r.Ctx.Host()))
+	target, routed := s.targetOfHost(r.Ctx.Host())
 	if strings.HasPrefix(cred, "j17_") {
 		return s.authenticateKey(cred, target, routed)
 	}

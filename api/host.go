@@ -16,11 +16,13 @@ type hostTarget struct {
 
 // targetOfHost maps "<name>.<base>" to prod, "<name>-staging.<base>" to staging and
 // "<name>-test.<base>" to test. Other hosts (an IP address, the bare base domain, a deeper
-// subdomain) designate nothing, and the credentials alone decide.
-func (s *Server) targetOfHost(host string) (hostTarget, bool) {
+// subdomain) designate nothing, and the credentials alone decide. The host is copied only when
+// host routing is on.
+func (s *Server) targetOfHost(hostBytes []byte) (hostTarget, bool) {
 	if s.baseDomain == "" {
 		return hostTarget{}, false
 	}
+	host := string(hostBytes)
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}

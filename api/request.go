@@ -1,8 +1,9 @@
 package api
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 
 	"github.com/valyala/fasthttp"
 )
@@ -15,6 +16,9 @@ type Request struct {
 	// routes to the operator with no instance.
 	Principal Principal
 	params    []param
+	// paramBuf backs params, so that binding the parameters of a data-plane route (three at
+	// most) allocates nothing.
+	paramBuf [4]param
 	// allow lists the methods of the matched path, for a 405.
 	allow string
 }
@@ -47,10 +51,14 @@ type Principal struct {
 // IsOperator reports whether the principal is an operator (JWT) rather than an API key.
 func (p Principal) IsOperator() bool { return p.OperatorID != "" }
 
-// newID returns 128 random bits in hexadecimal, for request and error ids.
+// newID returns 128 random bits in hexadecimal, for request and error ids. The ids need to be
+// unique, not secret (they are echoed to clients, and looking an error up takes an operator
+// token), so they come from the runtime's generator (ChaCha8, seeded by the system), which costs
+// a tenth of crypto/rand (about 10 ns against 90 ns) on every request.
 func newID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	return hex.EncodeToString(b[:])
 }
 

@@ -80,18 +80,18 @@ func (rt *router) add(method, pattern string, h Handler) {
 	n.handlers[method] = h
 }
 
-// match finds the handler of method and path and binds its parameters. When a path matches
-// patterns but none for method, it returns the methods of the first such pattern (for a 405).
-// Static segments are tried before parameters, and parameters before a rest, at each segment.
-func (rt *router) match(method, path string) (Handler, []param, map[string]Handler) {
-	segs := splitPath(path)
-	for _, s := range segs {
-		if s == "" {
-			return nil, nil, nil
-		}
+// match finds the handler of method and path and binds its parameters, appending them to params
+// (whose spare capacity spares the allocation). When a path matches patterns but none for method,
+// it returns the methods of the first such pattern (for a 405). Static segments are tried before
+// parameters, and parameters before a rest, at each segment. A path with an empty segment matches
+// nothing.
+func (rt *router) match(method, path string, params []param) (Handler, []param, map[string]Handler) {
+	path = strings.TrimPrefix(path, "/")
+	if strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "//") {
+		return nil, nil, nil
 	}
 	m := matcher{method: method}
-	h, params := m.walk(&rt.root, segs, nil)
+	h, params := m.walk(&rt.root, path, params)
 	return h, params, m.other
 }
 
@@ -113,23 +113,25 @@ func (m *matcher) table(hs map[string]Handler) Handler {
 	return nil
 }
 
-func (m *matcher) walk(n *node, segs []string, params []param) (Handler, []param) {
-	if len(segs) == 0 {
+// walk matches rest, the segments of the path below n joined by "/" ("" when none is left).
+func (m *matcher) walk(n *node, rest string, params []param) (Handler, []param) {
+	if rest == "" {
 		return m.table(n.handlers), params
 	}
-	if next := n.static[segs[0]]; next != nil {
-		if h, p := m.walk(next, segs[1:], params); h != nil {
+	seg, tail, _ := strings.Cut(rest, "/")
+	if next := n.static[seg]; next != nil {
+		if h, p := m.walk(next, tail, params); h != nil {
 			return h, p
 		}
 	}
 	if n.param != nil {
-		if h, p := m.walk(n.param, segs[1:], append(params, param{n.paramKey, segs[0]})); h != nil {
+		if h, p := m.walk(n.param, tail, append(params, param{n.paramKey, seg})); h != nil {
 			return h, p
 		}
 	}
 	if n.rest != nil {
 		if h := m.table(n.rest); h != nil {
-			return h, append(params, param{n.restKey, strings.Join(segs, "/")})
+			return h, append(params, param{n.restKey, rest})
 		}
 	}
 	return nil, nil

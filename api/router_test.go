@@ -25,11 +25,15 @@ func TestRouterMatch(t *testing.T) {
 		{"GET", "/_admin/other", "aggregate", "type=_admin id=other"},
 		{"GET", "/user", "", ""},
 		{"GET", "/user//1", "", ""},
+		{"GET", "/user/1/", "", ""},
+		{"GET", "//user/1", "", ""},
+		{"GET", "/_admin/blobs/a/", "", ""},
+		{"GET", "/", "", ""},
 		{"GET", "/a/b/c/d", "", ""},
 		{"DELETE", "/user/1", "405 GET", ""},
 	}
 	for _, c := range cases {
-		h, params, other := rt.match(c.method, c.path)
+		h, params, other := rt.match(c.method, c.path, nil)
 		got := ""
 		switch {
 		case h != nil:
@@ -72,5 +76,21 @@ func TestRouterRejectsConflicts(t *testing.T) {
 			rt.add("GET", c.first, func(*Request) error { return nil })
 			rt.add("GET", c.second, func(*Request) error { return nil })
 		}()
+	}
+}
+
+// TestRouterMatchIntoBufferAllocatesNothing: the parameters of a data-plane route fit the
+// request's buffer, so routing a request allocates nothing.
+func TestRouterMatchIntoBufferAllocatesNothing(t *testing.T) {
+	var rt router
+	rt.add("POST", "/:type/:id/:event", func(*Request) error { return nil })
+	var r Request
+	allocs := testing.AllocsPerRun(100, func() {
+		if h, _, _ := rt.match("POST", "/user/1/was_created", r.paramBuf[:0]); h == nil {
+			t.Fatal("no match")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations per match, want 0", allocs)
 	}
 }

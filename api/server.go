@@ -198,7 +198,7 @@ func (s *Server) logRequest(r *Request, start time.Time) {
 
 // route finds the handler of r in rt, binding its parameters.
 func route(rt *router, r *Request, path string) (Handler, error) {
-	h, params, other := rt.match(string(r.Ctx.Method()), path)
+	h, params, other := rt.match(string(r.Ctx.Method()), path, r.paramBuf[:0])
 	switch {
 	case h != nil:
 		r.params = params
