@@ -2,7 +2,9 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ type prepared struct {
 	contents [][32]byte   // content hash of each event, in record order
 	expects  []Expect     // per group
 	heads    []headUpdate // room for assignLocked's head updates, one per group
+	relied   []string     // keys (spaceKey) of the IfAbsent puts dropped because they were live
 	preset   bool         // import: stream ids are given and hashes must match
 	applied  applied      // the record's way to the publisher and the index
 }
@@ -56,11 +59,74 @@ func newSingleEvent() *prepared {
 // durable yet, assigns stream ids, extends the hash chains and returns once the record is
 // durable and visible to reads. A failed expectation returns a *ConflictError and writes nothing.
 func (s *Store) Commit(rec *Record) (CommitResult, error) {
-	p, err := prepare(rec)
+	in, relied := s.dropLivePuts(rec)
+	p, err := prepare(in)
 	if err != nil {
 		return CommitResult{}, err
 	}
-	return s.commitPrepared(p)
+	p.relied = relied
+	res, err := s.commitPrepared(p)
+	if err == errLiveChanged {
+		// A delete came in between: commit every put.
+		if p, err = prepare(rec); err != nil {
+			return CommitResult{}, err
+		}
+		return s.commitPrepared(p)
+	}
+	return res, err
+}
+
+// errLiveChanged tells Commit that a key whose IfAbsent put it dropped is no longer known live.
+var errLiveChanged = errors.New("storage: dropped put no longer live")
+
+// liveKeysMax bounds Store.live.
+const liveKeysMax = 1 << 15
+
+// dropLivePuts returns rec without the IfAbsent puts whose keys are known live, and those keys.
+// rec itself is not changed. A record left with nothing to write keeps its puts: its commit is
+// what makes them durable before Commit returns.
+func (s *Store) dropLivePuts(rec *Record) (*Record, []string) {
+	if !slices.ContainsFunc(rec.Puts, func(p Put) bool { return p.IfAbsent }) {
+		return rec, nil
+	}
+	var relied []string
+	var kept []Put
+	var room [128]byte
+	kb := room[:0]
+	s.live.RLock()
+	for i, p := range rec.Puts {
+		if p.IfAbsent {
+			kb = append(append(append(kb[:0], p.Space...), 0), p.Key...)
+			if _, ok := s.live.keys[string(kb)]; ok {
+				if kept == nil {
+					kept = append(make([]Put, 0, len(rec.Puts)-1), rec.Puts[:i]...)
+				}
+				relied = append(relied, string(kb))
+				continue
+			}
+		}
+		if kept != nil {
+			kept = append(kept, p)
+		}
+	}
+	s.live.RUnlock()
+	if relied == nil || len(rec.Appends) == 0 && len(kept) == 0 && len(rec.Deletes) == 0 {
+		return rec, nil
+	}
+	out := *rec
+	out.Puts = kept
+	return &out, relied
+}
+
+// stillLiveLocked reports whether every key a commit relied on is still known live: the
+// records that made them live are then in the log before the commit's own. REQUIRES: s.mu held.
+func (s *Store) stillLiveLocked(keys []string) bool {
+	for _, k := range keys {
+		if _, ok := s.live.keys[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func validSpace(space string) bool { return space != "" && !strings.ContainsRune(space, 0) }
@@ -123,7 +189,7 @@ func prepare(in *Record) (*prepared, error) {
 		if !validSpace(pt.Space) {
 			return nil, fmt.Errorf("%w: record space %q", ErrInvalid, pt.Space)
 		}
-		r.puts = append(r.puts, Put{Space: pt.Space, Key: pt.Key, Value: append([]byte{}, pt.Value...)})
+		r.puts = append(r.puts, Put{Space: pt.Space, Key: pt.Key, Value: append([]byte{}, pt.Value...), IfAbsent: pt.IfAbsent})
 	}
 	for _, d := range in.Deletes {
 		if !validSpace(d.Space) {
@@ -184,13 +250,13 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 		return CommitResult{}, err
 	}
 	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		return CommitResult{}, ErrClosed
-	}
-	if err := s.failure(); err != nil {
+	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()
 		return CommitResult{}, err
+	}
+	if !s.stillLiveLocked(p.relied) {
+		s.mu.Unlock()
+		return CommitResult{}, errLiveChanged
 	}
 	res, heads, err := s.assignLocked(p)
 	if err != nil {
@@ -205,26 +271,44 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 	return res, nil
 }
 
+// usableLocked returns why the store takes no more commits, if it does not. REQUIRES: s.mu held.
+func (s *Store) usableLocked() error {
+	if s.mu.closed {
+		return ErrClosed
+	}
+	return s.failure()
+}
+
 // assignLocked checks expectations and fills in indexes, stream ids and chain hashes. It changes
 // no store state, so a conflict leaves nothing behind. REQUIRES: s.mu held.
 func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 	r := p.rec
 	heads := p.heads[:0]
-	find := func(k StreamKey) *head {
+	find := func(k StreamKey) (*head, error) {
 		for i := range heads {
 			if heads[i].key == k {
-				return &heads[i].head
+				return &heads[i].head, nil
 			}
 		}
-		heads = append(heads, headUpdate{key: k, head: s.headLocked(k)})
-		return &heads[len(heads)-1].head
+		h, err := s.headLocked(k)
+		if err != nil {
+			return nil, err
+		}
+		heads = append(heads, headUpdate{key: k, head: h})
+		return &heads[len(heads)-1].head, nil
 	}
 	res := CommitResult{Lengths: make([]uint64, len(r.groups)), StreamIDs: make([]StreamID, 0, len(p.contents))}
 	sids := sidGen{clock: s.clock, last: s.mu.lastSID}
 	ord := 0
 	for gi := range r.groups {
 		g := &r.groups[gi]
-		h := find(g.stream)
+		h, err := find(g.stream)
+		if err != nil {
+			return CommitResult{}, nil, err
+		}
+		// No head anywhere (commit view or index): no earlier record touched the stream, so
+		// the indexer need not look for one.
+		g.fresh = h.lsn == 0 && h.no == 0
 		if ex := p.expects[gi]; ex.Kind != Skip && ex.Length != h.Length {
 			return CommitResult{}, nil, &ConflictError{Stream: g.stream, Kind: ex.Kind, Expected: ex.Length, Actual: h.Length}
 		}
@@ -292,16 +376,19 @@ func (g *sidGen) next() StreamID {
 // headLocked returns the commit view of a stream's head, loading it from the index on first use.
 // A stream with records in flight always has its head in the map, so the durable view is exact
 // for any stream that is not. REQUIRES: s.mu held.
-func (s *Store) headLocked(k StreamKey) head {
+func (s *Store) headLocked(k StreamKey) (head, error) {
 	if h, ok := s.mu.heads[k]; ok {
-		return *h
+		return *h, nil
 	}
-	h, _ := s.durableHead(k)
+	h, err := s.durableHead(k)
+	if err != nil {
+		return head{}, err
+	}
 	if len(s.mu.heads) >= s.mu.pruneAt {
 		s.pruneHeadsLocked()
 	}
 	s.mu.heads[k] = &h
-	return h
+	return h, nil
 }
 
 const minPruneAt = 1 << 16
@@ -331,6 +418,7 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	}
 	binary.LittleEndian.PutUint64(p.payload[1:], r.lsn)
 	binary.LittleEndian.PutUint64(p.payload[9:], r.eff)
+	s.noteLiveLocked(r)
 	for i := range heads {
 		heads[i].head.lsn = r.lsn
 		if cur, ok := s.mu.heads[heads[i].key]; ok {
@@ -352,6 +440,32 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	default:
 	}
 	return a
+}
+
+// noteLiveLocked records what r does to the keys of Store.live: its IfAbsent puts make keys live
+// and its deletes, which win over its puts as in the index, make them not. REQUIRES: s.mu held.
+func (s *Store) noteLiveLocked(r *record) {
+	adds := slices.ContainsFunc(r.puts, func(p Put) bool { return p.IfAbsent })
+	if !adds && (len(r.deletes) == 0 || len(s.live.keys) == 0) {
+		return
+	}
+	s.live.Lock()
+	defer s.live.Unlock()
+	for _, p := range r.puts {
+		if !p.IfAbsent {
+			continue
+		}
+		if len(s.live.keys) >= liveKeysMax {
+			clear(s.live.keys)
+		}
+		s.live.keys[string(spaceKey(p.Space, p.Key))] = struct{}{}
+	}
+	var room [128]byte
+	kb := room[:0]
+	for _, d := range r.deletes {
+		kb = append(append(append(kb[:0], d.Space...), 0), d.Key...)
+		delete(s.live.keys, string(kb))
+	}
 }
 
 // await waits until the publisher made the record durable and visible, or failed the store.

@@ -274,3 +274,93 @@ func TestCommitViewPruningKeepsOCCExact(t *testing.T) {
 		}
 	}
 }
+
+// IfAbsent puts: dropped while their key is known live, written when it is not (first put, after
+// a delete, after a restart, or when nothing else would be written), and never relied on past a
+// delete that came in between.
+func TestIfAbsentPuts(t *testing.T) {
+	const space, k = "refs", "actor/user/u1/order/o1"
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	put := func(value string) Put { return Put{Space: space, Key: k, Value: []byte(value), IfAbsent: true} }
+	order := key("order", "o1")
+	commit := func(rec *Record) {
+		t.Helper()
+		if _, err := s.Commit(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder := func() (uint64, string) {
+		t.Helper()
+		e, ok := s.spaceHolder(space, k)
+		if !ok || !e.live {
+			t.Fatalf("%s is not live", k)
+		}
+		return e.holder, string(e.value)
+	}
+	appendWith := func(p Put) *Record {
+		return &Record{Appends: []Append{{Stream: order, Expect: Expect{Kind: Skip}, Events: []NewEvent{ev("e", 1)}}}, Puts: []Put{p}}
+	}
+
+	commit(appendWith(put("a")))
+	first, _ := holder()
+	commit(appendWith(put("b")))
+	if h, v := holder(); h != first || v != "a" {
+		t.Fatalf("live key put again: holder %d value %q, want the first put's (%d, \"a\")", h, v, first)
+	}
+	commit(&Record{Puts: []Put{put("c")}})
+	if h, v := holder(); h == first || v != "c" {
+		t.Fatalf("a record of nothing but the live key's put: holder %d value %q, want it written", h, v)
+	}
+
+	commit(&Record{Deletes: []Delete{{Space: space, Key: k}}})
+	commit(appendWith(put("d")))
+	if _, v := holder(); v != "d" {
+		t.Fatalf("after a delete: value %q, want the put written", v)
+	}
+
+	// A delete between the check and the commit: the commit must not rely on the key.
+	in, relied := s.dropLivePuts(appendWith(put("e")))
+	if len(relied) != 1 || len(in.Puts) != 0 {
+		t.Fatalf("dropLivePuts: relied on %v and kept %d puts, want the live key dropped", relied, len(in.Puts))
+	}
+	commit(&Record{Deletes: []Delete{{Space: space, Key: k}}})
+	p, err := prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.relied = relied
+	if _, err := s.commitPrepared(p); err != errLiveChanged {
+		t.Fatalf("commit relying on a deleted key: got %v, want errLiveChanged", err)
+	}
+	commit(appendWith(put("e")))
+	if _, v := holder(); v != "e" {
+		t.Fatalf("after a delete raced the check: value %q, want the put written", v)
+	}
+
+	// A record that puts and deletes the key leaves it deleted, as in the index.
+	commit(&Record{Puts: []Put{put("x")}, Deletes: []Delete{{Space: space, Key: k}}})
+	if e, ok := s.spaceHolder(space, k); ok && e.live {
+		t.Fatalf("%s live after a record that put and deleted it", k)
+	}
+	commit(appendWith(put("e2")))
+	if _, v := holder(); v != "e2" {
+		t.Fatalf("after a put and delete in one record: value %q, want the put written", v)
+	}
+
+	// A restart forgets what is live: the first put after it is written again.
+	before, _ := holder()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	commit(appendWith(put("f")))
+	if h, v := holder(); h == before || v != "f" {
+		t.Fatalf("after a restart: holder %d value %q, want the put written", h, v)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,6 +19,13 @@
 // and lsns are assigned under one lock together with the wal.Write call, so log order, lsn order
 // and stream-id order agree.
 //
+// A Put marked IfAbsent only needs its key live. Commit drops it when a record already in the log
+// (durable, or ahead of this one in log order, which is as good) made the key live with an
+// IfAbsent put and no delete followed: the store remembers such keys (a bounded set, emptied when
+// full and at open) and checks them again under the commit lock, so a delete that comes in
+// between makes the commit write the put after all. References from actors to the streams they
+// write, put again by every write, are the case it is for.
+//
 // # Invariants
 //
 //   - OCC inside the commit: every expectation is compared, under the commit lock, with a commit
@@ -42,8 +49,9 @@
 // Commit returns after the record is fsynced (group commit: concurrent commits share one write
 // and one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks
 // only. The index is not fsynced per commit: a background indexer applies durable records to
-// bbolt in batches (up to 65,536 records, at most one transaction per 500 ms unless a full batch
-// is waiting or a reader waits for the index), one transaction per batch with the applied
+// bbolt in batches (up to 65,536 records; after each transaction it pauses twice as long as the
+// transaction took, from 100 ms to 1 s, unless a full batch is waiting or a reader waits for the
+// index), one transaction per batch with the applied
 // watermark in it, and until then reads find them in an in-memory overlay. Spacing the
 // transactions keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a
 // batch share the pages it touches; a transaction also puts its keys in key order. Snapshots are
@@ -84,7 +92,8 @@
 // are, without a copy until encoding, and a commit of one event allocates its working set (record,
 // offsets, publication state) at once. The commit view keeps the heads of recently written streams
 // and forgets those already in bbolt once it grows, so its size follows the write rate, not the
-// number of streams. A failed log write or index write fails the store for good (ErrFailed):
+// number of streams. The indexer is told which streams had no head at all when a record was
+// committed, so it does not search bbolt for them again. A failed log write or index write fails the store for good (ErrFailed):
 // reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
 // overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
 // Position lookups are serialized with compaction by compactMu, so a reader can wait for the

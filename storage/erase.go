@@ -82,11 +82,7 @@ func (s *Store) writeErasure(p *prepared) (uint64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		return 0, ErrClosed
-	}
-	if err := s.failure(); err != nil {
+	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}

@@ -150,7 +150,10 @@ func (x *indexTx) flushPending() error {
 		}
 		return a.seq - b.seq
 	})
-	for _, p := range x.pendingEvents {
+	for i, p := range x.pendingEvents {
+		if i+1 < len(x.pendingEvents) && x.pendingEvents[i+1].no == p.no && x.pendingEvents[i+1].idx == p.idx {
+			continue // a later put to the key replaces this one
+		}
 		if err := x.events.Put(eventKey(x.alloc(eventKeySize), p.no, p.idx), p.v); err != nil {
 			return err
 		}
@@ -162,7 +165,9 @@ func (x *indexTx) flushPending() error {
 	return nil
 }
 
-// putSorted puts kvs in key order, and Puts to one key in their order.
+// putSorted puts kvs in key order; of several puts to one key, only the last counts. Many
+// commits put the same key (an actor's reference to a busy stream, say), and a transaction
+// writes each key once.
 func putSorted(b *bolt.Bucket, kvs []kv) error {
 	slices.SortFunc(kvs, func(a, b kv) int {
 		if c := bytes.Compare(a.k, b.k); c != 0 {
@@ -170,7 +175,10 @@ func putSorted(b *bolt.Bucket, kvs []kv) error {
 		}
 		return a.seq - b.seq
 	})
-	for _, p := range kvs {
+	for i, p := range kvs {
+		if i+1 < len(kvs) && bytes.Equal(kvs[i+1].k, p.k) {
+			continue
+		}
 		if err := b.Put(p.k, p.v); err != nil {
 			return err
 		}
@@ -178,12 +186,14 @@ func putSorted(b *bolt.Bucket, kvs []kv) error {
 	return nil
 }
 
-func (x *indexTx) head(k StreamKey) (*txHead, error) {
+// head returns the head of a stream as of the records applied so far. fresh says that no earlier
+// record touched the stream, so the index holds no head for it.
+func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 	if h, ok := x.heads[k]; ok {
 		return h, nil
 	}
 	h := &txHead{}
-	if b := x.streams.Get(streamKeyBytes(nil, k)); b != nil {
+	if b := x.lookupHead(k, fresh); b != nil {
 		if err := h.unmarshal(b); err != nil {
 			return nil, err
 		}
@@ -193,6 +203,13 @@ func (x *indexTx) head(k StreamKey) (*txHead, error) {
 	}
 	x.heads[k] = h
 	return h, nil
+}
+
+func (x *indexTx) lookupHead(k StreamKey, fresh bool) []byte {
+	if fresh {
+		return nil
+	}
+	return x.streams.Get(streamKeyBytes(nil, k))
 }
 
 // apply applies one record found at pos. See record_codec.go for the precedence rule.
@@ -231,7 +248,7 @@ func (x *indexTx) apply(r *record, pos wal.Pos) error {
 }
 
 func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
-	h, err := x.head(g.stream)
+	h, err := x.head(g.stream, g.fresh)
 	if err != nil {
 		return err
 	}

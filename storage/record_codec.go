@@ -43,6 +43,9 @@ type recGroup struct {
 	stream StreamKey
 	first  uint64 // index of the group's first event in its stream
 	events []recEvent
+	// fresh is set by the commit path when the stream had no head anywhere, so no earlier record
+	// touched it and the indexer need not look its head up. Not encoded: false when decoded.
+	fresh bool
 }
 
 type recEvent struct {

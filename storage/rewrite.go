@@ -113,15 +113,15 @@ func (s *Store) rewriteOnce(k StreamKey, fn func(Event) (NewEvent, error)) (Rewr
 	}
 
 	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		return RewriteResult{}, ErrClosed
-	}
-	if err := s.failure(); err != nil {
+	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()
 		return RewriteResult{}, err
 	}
-	cur := s.headLocked(k)
+	cur, err := s.headLocked(k)
+	if err != nil {
+		s.mu.Unlock()
+		return RewriteResult{}, err
+	}
 	if cur.Length != h.Length {
 		s.mu.Unlock()
 		return RewriteResult{}, &ConflictError{Stream: k, Kind: Exactly, Expected: h.Length, Actual: cur.Length}

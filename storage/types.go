@@ -118,6 +118,10 @@ type Put struct {
 	Space string
 	Key   string
 	Value []byte
+	// IfAbsent says that the put only needs the key to be live: Commit may drop it when it
+	// knows the key is (the key then keeps the value it has), and writes it otherwise. For keys
+	// that many commits put again and again with the same value, such as references.
+	IfAbsent bool
 }
 
 // Delete removes Key from the record space Space.

@@ -32,10 +32,14 @@ type ref struct {
 
 // AppendRefPuts appends to dst the index puts for the events of a record: one per distinct
 // (role, entity, stream) found in metadata.actor and metadata.target. They go into the same
-// record as the events, so the index is exactly as durable as what it points to.
+// record as the events, so the index is exactly as durable as what it points to. The puts to a
+// stream the append expects to be empty are plain puts (its references cannot be live yet); the
+// others are IfAbsent puts, so that an actor writing to a stream again does not write its
+// reference again.
 func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
 	var c refCollector
 	for _, a := range appends {
+		ifAbsent := a.Expect.Kind == storage.Skip || a.Expect.Length > 0
 		for i, ev := range a.Events {
 			if c.parsed && bytes.Equal(ev.Metadata, c.meta) {
 				if i > 0 {
@@ -51,7 +55,7 @@ func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
 			}
 			for j, role := range [...]string{RoleActor, RoleTarget} {
 				if r := c.refs[j]; r.usable() {
-					dst = c.add(dst, role, r, a.Stream)
+					dst = c.add(dst, role, r, a.Stream, ifAbsent)
 				}
 			}
 		}
@@ -77,9 +81,10 @@ type refCollector struct {
 
 // refParts is one put's key before it is built.
 type refParts struct {
-	role   string
-	ref    rawRef
-	stream storage.StreamKey
+	role     string
+	ref      rawRef
+	stream   storage.StreamKey
+	ifAbsent bool
 }
 
 func (p *refParts) size() int {
@@ -89,7 +94,7 @@ func (p *refParts) size() int {
 // smallRefs is how many distinct puts AppendRefPuts dedupes by comparing their parts.
 const smallRefs = 16
 
-func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream storage.StreamKey) []storage.Put {
+func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream storage.StreamKey, ifAbsent bool) []storage.Put {
 	if c.seen == nil {
 		for i := range c.n {
 			p := &c.parts[i]
@@ -98,7 +103,7 @@ func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream stor
 			}
 		}
 		if c.n < smallRefs {
-			c.parts[c.n] = refParts{role: role, ref: r, stream: stream}
+			c.parts[c.n] = refParts{role: role, ref: r, stream: stream, ifAbsent: ifAbsent}
 			c.n++
 			return dst
 		}
@@ -114,7 +119,7 @@ func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream stor
 		return dst
 	}
 	c.seen[key] = true
-	return append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}})
+	return append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}, IfAbsent: ifAbsent})
 }
 
 // flush appends a put for each part held, their keys cut from one string.
@@ -136,7 +141,7 @@ func (c *refCollector) flush(dst []storage.Put) []storage.Put {
 	dst = slices.Grow(dst, len(parts))
 	for i := range parts {
 		size := parts[i].size()
-		dst = append(dst, storage.Put{Space: RefSpace, Key: keys[:size], Value: []byte{}})
+		dst = append(dst, storage.Put{Space: RefSpace, Key: keys[:size], Value: []byte{}, IfAbsent: parts[i].ifAbsent})
 		keys = keys[size:]
 	}
 	c.n = 0

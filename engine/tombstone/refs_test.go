@@ -130,3 +130,36 @@ func TestRefPutsManyEntities(t *testing.T) {
 		t.Errorf("%d distinct puts (first %q), want %d after the caller's", len(seen), puts[0].Key, want)
 	}
 }
+
+// A reference to a stream its append expects empty cannot be live yet: a plain put. Any other
+// may be live already: an IfAbsent put, which the store drops when it knows the key. Both ways
+// of building keys (parts, and the map past smallRefs distinct puts) carry the flag.
+func TestRefPutsIfAbsent(t *testing.T) {
+	meta := json.RawMessage(`{"actor":{"type":"user","id":"alice"}}`)
+	for _, c := range []struct {
+		name   string
+		expect storage.Expect
+		want   bool
+	}{
+		{"new stream, internal OCC", storage.Expect{Kind: storage.Any}, false},
+		{"new stream, previous_length 0", storage.Expect{Kind: storage.Exactly}, false},
+		{"existing stream", storage.Expect{Kind: storage.Any, Length: 3}, true},
+		{"implied append", storage.Expect{Kind: storage.Skip}, true},
+	} {
+		for _, streams := range []int{1, 2 * smallRefs} {
+			var apps []storage.Append
+			for i := range streams {
+				apps = append(apps, storage.Append{Stream: storage.StreamKey{Type: "message", ID: fmt.Sprint("m", i)}, Expect: c.expect, Events: []storage.NewEvent{{Type: "x", Metadata: meta}}})
+			}
+			puts := AppendRefPuts(nil, apps)
+			if len(puts) != streams {
+				t.Fatalf("%s, %d streams: %d puts", c.name, streams, len(puts))
+			}
+			for _, p := range puts {
+				if p.IfAbsent != c.want {
+					t.Errorf("%s, %d streams: put %q IfAbsent=%v, want %v", c.name, streams, p.Key, p.IfAbsent, c.want)
+				}
+			}
+		}
+	}
+}
