@@ -20,7 +20,7 @@ type prepared struct {
 	contents [][32]byte   // content hash of each event, in record order
 	expects  []Expect     // per group
 	heads    []headUpdate // room for assignLocked's head updates, one per group
-	relied   []string     // keys (spaceKey) of the IfAbsent puts dropped because they were live
+	relied   []liveKey    // the keys of the IfAbsent puts dropped because they were live
 	preset   bool         // import: stream ids are given and hashes must match
 	applied  applied      // the record's way to the publisher and the index
 }
@@ -79,31 +79,23 @@ func (s *Store) Commit(rec *Record) (CommitResult, error) {
 // errLiveChanged tells Commit that a key whose IfAbsent put it dropped is no longer known live.
 var errLiveChanged = errors.New("storage: dropped put no longer live")
 
-// liveKeysMax bounds Store.live.
-const liveKeysMax = 1 << 15
-
 // dropLivePuts returns rec without the IfAbsent puts whose keys are known live, and those keys.
 // rec itself is not changed. A record left with nothing to write keeps its puts: its commit is
 // what makes them durable before Commit returns.
-func (s *Store) dropLivePuts(rec *Record) (*Record, []string) {
+func (s *Store) dropLivePuts(rec *Record) (*Record, []liveKey) {
 	if !slices.ContainsFunc(rec.Puts, func(p Put) bool { return p.IfAbsent }) {
 		return rec, nil
 	}
-	var relied []string
+	var relied []liveKey
 	var kept []Put
-	var room [128]byte
-	kb := room[:0]
 	s.live.RLock()
 	for i, p := range rec.Puts {
-		if p.IfAbsent {
-			kb = append(append(append(kb[:0], p.Space...), 0), p.Key...)
-			if _, ok := s.live.keys[string(kb)]; ok {
-				if kept == nil {
-					kept = append(make([]Put, 0, len(rec.Puts)-1), rec.Puts[:i]...)
-				}
-				relied = append(relied, string(kb))
-				continue
+		if p.IfAbsent && s.live.has(p.Space, p.Key) {
+			if kept == nil {
+				kept = append(make([]Put, 0, len(rec.Puts)-1), rec.Puts[:i]...)
 			}
+			relied = append(relied, liveKey{p.Space, p.Key})
+			continue
 		}
 		if kept != nil {
 			kept = append(kept, p)
@@ -120,9 +112,9 @@ func (s *Store) dropLivePuts(rec *Record) (*Record, []string) {
 
 // stillLiveLocked reports whether every key a commit relied on is still known live: the
 // records that made them live are then in the log before the commit's own. REQUIRES: s.mu held.
-func (s *Store) stillLiveLocked(keys []string) bool {
+func (s *Store) stillLiveLocked(keys []liveKey) bool {
 	for _, k := range keys {
-		if _, ok := s.live.keys[k]; !ok {
+		if !s.live.has(k.space, k.key) {
 			return false
 		}
 	}
@@ -446,25 +438,18 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 // and its deletes, which win over its puts as in the index, make them not. REQUIRES: s.mu held.
 func (s *Store) noteLiveLocked(r *record) {
 	adds := slices.ContainsFunc(r.puts, func(p Put) bool { return p.IfAbsent })
-	if !adds && (len(r.deletes) == 0 || len(s.live.keys) == 0) {
+	if !adds && (len(r.deletes) == 0 || s.live.n == 0) {
 		return
 	}
 	s.live.Lock()
 	defer s.live.Unlock()
 	for _, p := range r.puts {
-		if !p.IfAbsent {
-			continue
+		if p.IfAbsent {
+			s.live.add(p.Space, p.Key)
 		}
-		if len(s.live.keys) >= liveKeysMax {
-			clear(s.live.keys)
-		}
-		s.live.keys[string(spaceKey(p.Space, p.Key))] = struct{}{}
 	}
-	var room [128]byte
-	kb := room[:0]
 	for _, d := range r.deletes {
-		kb = append(append(append(kb[:0], d.Space...), 0), d.Key...)
-		delete(s.live.keys, string(kb))
+		s.live.remove(d.Space, d.Key)
 	}
 }
 

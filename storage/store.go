@@ -36,14 +36,11 @@ type Store struct {
 		lastSID StreamID            // protected by mu: last assigned stream id
 		closed  bool                // protected by mu
 	}
-	// live holds keys (spaceKey) that IfAbsent puts made live and no delete removed since, so
-	// that later IfAbsent puts of them can be dropped. It changes only in writeLocked, under mu
-	// and its own lock; Commit reads it before taking mu, under the read lock, and checks what it
-	// relied on again under mu. Bounded by liveKeysMax: emptied when full.
-	live struct {
-		sync.RWMutex
-		keys map[string]struct{}
-	}
+	// live holds the keys that IfAbsent puts made live and no delete removed since, so that later
+	// IfAbsent puts of them can be dropped. It changes only in writeLocked, under mu and its own
+	// lock; Commit reads it before taking mu, under the read lock, and checks what it relied on
+	// again under mu.
+	live liveSet
 
 	// qmu guards inflight: records written to the log, in lsn order, not yet published to the
 	// overlay. Lock order: mu, then qmu.
@@ -107,7 +104,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		indexDone:   make(chan struct{}),
 	}
 	s.mu.heads = make(map[StreamKey]*head)
-	s.live.keys = make(map[string]struct{})
 	s.mu.pruneAt = minPruneAt
 	s.flushCond = sync.NewCond(&s.flushMu)
 	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
