@@ -150,19 +150,33 @@ func (p *jsonParser) object() (any, error) {
 			return nil, err
 		}
 		obj[key] = v
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
+		more, ok := p.next('}')
+		if !ok {
+			return nil, p.fail("after an object key:value pair")
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			p.depth--
+		if !more {
 			return obj, nil
 		}
-		return nil, p.fail("after an object key:value pair")
 	}
+}
+
+// next reads what follows an object member or array element: a comma (more follows), or end,
+// the byte that closes the container (which it leaves). ok is false for anything else.
+func (p *jsonParser) next(end byte) (more, ok bool) {
+	p.skipSpace()
+	if p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+			p.skipSpace()
+			return true, true
+		case end:
+			p.pos++
+			p.depth--
+			return false, true
+		}
+	}
+	return false, false
 }
 
 func (p *jsonParser) array() (any, error) {
@@ -181,18 +195,13 @@ func (p *jsonParser) array() (any, error) {
 			return nil, err
 		}
 		arr = append(arr, v)
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
+		more, ok := p.next(']')
+		if !ok {
+			return nil, p.fail("after an array element")
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
-			p.pos++
-			p.depth--
+		if !more {
 			return arr, nil
 		}
-		return nil, p.fail("after an array element")
 	}
 }
 

@@ -168,18 +168,9 @@ func (n *node) rawObject(p *jsonParser) bool {
 		if sub == nil && !p.skip() || sub != nil && !sub.rawValid(p) {
 			return false
 		}
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
+		if more, ok := p.next('}'); !more {
+			return ok && seen&n.raw.requiredAll == n.raw.requiredAll
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			p.depth--
-			return seen&n.raw.requiredAll == n.raw.requiredAll
-		}
-		return false
 	}
 }
 
@@ -223,18 +214,13 @@ func (n *node) rawArray(p *jsonParser) bool {
 				return false
 			}
 			count++
-			p.skipSpace()
-			if p.pos < len(p.src) && p.src[p.pos] == ',' {
-				p.pos++
-				p.skipSpace()
-				continue
+			more, ok := p.next(']')
+			if !ok {
+				return false
 			}
-			if p.pos < len(p.src) && p.src[p.pos] == ']' {
-				p.pos++
-				p.depth--
+			if !more {
 				break
 			}
-			return false
 		}
 	}
 	return (s.MinItems == nil || count >= *s.MinItems) && (s.MaxItems == nil || count <= *s.MaxItems)
@@ -287,18 +273,9 @@ func (p *jsonParser) skipObject() bool {
 		if !p.skip() {
 			return false
 		}
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
+		if more, ok := p.next('}'); !more {
+			return ok
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			p.depth--
-			return true
-		}
-		return false
 	}
 }
 
@@ -315,18 +292,9 @@ func (p *jsonParser) skipArray() bool {
 		if !p.skip() {
 			return false
 		}
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
+		if more, ok := p.next(']'); !more {
+			return ok
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
-			p.pos++
-			p.depth--
-			return true
-		}
-		return false
 	}
 }
 
