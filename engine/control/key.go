@@ -98,7 +98,7 @@ func ParseKey(secret string) (env string, err error) {
 		return "", ErrKeyMalformed
 	}
 	for i := 0; i < len(random); i++ {
-		if strings.IndexByte(base62, random[i]) < 0 {
+		if c := random[i]; !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
 			return "", ErrKeyMalformed
 		}
 	}
@@ -204,7 +204,7 @@ func (s *Store) ResolveKey(secret string) (Key, Instance, error) {
 // since before the read that found it, so no entry ever outlives a change of what it holds.
 // Only keys that exist are kept, so the cache is bounded by the store's keys.
 type keyCache struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked by the data plane's lookups, on every request
 	gen     uint64
 	entries map[[sha256.Size]byte]cachedKey
 }
@@ -215,15 +215,15 @@ type cachedKey struct {
 }
 
 func (c *keyCache) get(hash [sha256.Size]byte) (keyRecord, Instance, bool) {
-	c.mu.Lock()
+	c.mu.RLock()
 	e, ok := c.entries[hash]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	return e.rec, e.inst, ok
 }
 
 func (c *keyCache) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.gen
 }
 

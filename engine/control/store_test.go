@@ -196,7 +196,12 @@ func TestKeys(t *testing.T) {
 	if err != nil || got.ID != k.ID || got.InstanceID != inst.ID || got.Scope != ScopeWrite || got.Environment != EnvStaging || gotInst != inst {
 		t.Errorf("ResolveKey: got %+v, %+v, %v", got, gotInst, err)
 	}
-	for _, bad := range []string{"", "j17_0_staging_", "j17_0_dev_" + strings.Repeat("a", keySecretLen), "j17_1_prod_" + strings.Repeat("a", keySecretLen), secret + "x", secret[:len(secret)-1] + "!"} {
+	malformed := []string{"", "j17_0_staging_", "j17_0_dev_" + strings.Repeat("a", keySecretLen), "j17_1_prod_" + strings.Repeat("a", keySecretLen), secret + "x"}
+	// Each byte just outside the digits and the two alphabets, and one that is not ASCII.
+	for _, c := range []byte("/:@[`{!\xe9") {
+		malformed = append(malformed, secret[:len(secret)-1]+string([]byte{c}))
+	}
+	for _, bad := range malformed {
 		if _, _, err := s.ResolveKey(bad); !errors.Is(err, ErrKeyMalformed) {
 			t.Errorf("ResolveKey(%q): got %v, want ErrKeyMalformed", bad, err)
 		}
