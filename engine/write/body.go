@@ -3,6 +3,7 @@ package write
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -112,7 +113,9 @@ func bodyObject(raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return nil, problem.New(problem.ErrMalformed, "Request body is required (a JSON object)")
 	}
-	if !json.Valid(raw) {
+	// The decoder's Valid, like encoding/json's, lets any bytes through inside strings; JSON text
+	// is UTF-8, and the store refuses a string that is not.
+	if !json.Valid(raw) || !utf8.Valid(raw) {
 		return nil, problem.New(problem.ErrMalformed, "Request body is not valid JSON")
 	}
 	if !isObject(raw) {

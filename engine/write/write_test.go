@@ -56,6 +56,9 @@ func TestPrepareRefusals(t *testing.T) {
 		{"empty body", "user", uid, "was_created", ``, false, problem.ErrMalformed, "", -1},
 		{"not json", "user", uid, "was_created", `{"data"`, false, problem.ErrMalformed, "", -1},
 		{"array body", "user", uid, "was_created", `[]`, false, problem.ErrMalformed, "", -1},
+		// JSON text is UTF-8 (RFC 8259); the store would refuse the string at commit.
+		{"invalid UTF-8 in data", "user", uid, "was_created", "{\"data\":{\"name\":\"\xa5\"}," + actor + "}", false, problem.ErrMalformed, "", -1},
+		{"invalid UTF-8 in a batch", "user", uid, "", "{\"events\":[{\"type\":\"was_created\",\"data\":{\"name\":\"\xa5\"}}]," + actor + "}", false, problem.ErrMalformed, "", -1},
 		{"null data", "user", uid, "was_created", `{"data":null,` + actor + `}`, false, problem.ErrMalformed, "data", -1},
 		{"metadata not object", "user", uid, "was_created", `{"data":{"name":"a"},"metadata":3}`, false, problem.ErrMalformed, "metadata", -1},
 		{"actor id not string", "user", uid, "was_created", `{"data":{"name":"a"},"metadata":{"actor":{"type":"user","id":1}}}`, false, problem.ErrMalformed, "metadata.actor.id", -1},
