@@ -33,7 +33,7 @@ func (s *Store) vacuumIndex() error {
 	// which copies every node of the open transaction) as the copy grows.
 	opts := boltOptions(s.opts.NoSync)
 	if fi, err := os.Stat(path); err == nil {
-		opts.InitialMmapSize = int(fi.Size())
+		opts.InitialMmapSize = max(opts.InitialMmapSize, int(fi.Size()))
 	}
 	dst, err := bolt.Open(tmp, 0o644, opts)
 	if err != nil {
