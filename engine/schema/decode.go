@@ -126,9 +126,7 @@ func (p *jsonParser) object() (any, error) {
 		return nil, err
 	}
 	obj := map[string]any{}
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
-		p.pos++
-		p.depth--
+	if p.closes('}') {
 		return obj, nil
 	}
 	for {
@@ -160,23 +158,26 @@ func (p *jsonParser) object() (any, error) {
 	}
 }
 
+// closes leaves the container when the byte at p.pos is end, the one that closes it.
+func (p *jsonParser) closes(end byte) bool {
+	if p.pos < len(p.src) && p.src[p.pos] == end {
+		p.pos++
+		p.depth--
+		return true
+	}
+	return false
+}
+
 // next reads what follows an object member or array element: a comma (more follows), or end,
 // the byte that closes the container (which it leaves). ok is false for anything else.
 func (p *jsonParser) next(end byte) (more, ok bool) {
 	p.skipSpace()
-	if p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-			p.skipSpace()
-			return true, true
-		case end:
-			p.pos++
-			p.depth--
-			return false, true
-		}
+	if p.pos < len(p.src) && p.src[p.pos] == ',' {
+		p.pos++
+		p.skipSpace()
+		return true, true
 	}
-	return false, false
+	return false, p.closes(end)
 }
 
 func (p *jsonParser) array() (any, error) {
@@ -184,9 +185,7 @@ func (p *jsonParser) array() (any, error) {
 		return nil, err
 	}
 	arr := make([]any, 0, 4)
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
-		p.pos++
-		p.depth--
+	if p.closes(']') {
 		return arr, nil
 	}
 	for {

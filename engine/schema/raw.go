@@ -138,9 +138,7 @@ func (n *node) rawObject(p *jsonParser) bool {
 		return false
 	}
 	var seen uint64
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
-		p.pos++
-		p.depth--
+	if p.closes('}') {
 		return n.raw.requiredAll == 0
 	}
 	for {
@@ -201,10 +199,7 @@ func (n *node) rawArray(p *jsonParser) bool {
 	}
 	s := n.lib
 	count := 0
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
-		p.pos++
-		p.depth--
-	} else {
+	if !p.closes(']') {
 		for {
 			sub := n.items
 			if count < len(n.prefixItems) {
@@ -255,9 +250,7 @@ func (p *jsonParser) skipObject() bool {
 	if p.enter() != nil {
 		return false
 	}
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
-		p.pos++
-		p.depth--
+	if p.closes('}') {
 		return true
 	}
 	for {
@@ -283,9 +276,7 @@ func (p *jsonParser) skipArray() bool {
 	if p.enter() != nil {
 		return false
 	}
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
-		p.pos++
-		p.depth--
+	if p.closes(']') {
 		return true
 	}
 	for {
