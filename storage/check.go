@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -216,11 +215,11 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 		if r := records[lsn]; r != nil {
 			return r, nil
 		}
-		b := tx.Bucket(bucketRecords).Get(u64Key(lsn))
-		if b == nil {
+		pos, ok := recordsOf(tx).get(lsn)
+		if !ok {
 			return nil, fmt.Errorf("%w: record %d is not in the log", ErrIndexMismatch, lsn)
 		}
-		_, payload, err := w.Read(wal.PosFromUint64(binary.BigEndian.Uint64(b)))
+		_, payload, err := w.Read(pos)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -109,14 +108,10 @@ func (s *Store) holdersOf(keys map[string]bool, from, to uint64) ([]uint64, erro
 	for from < to {
 		var batch []uint64
 		err := s.view(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketRecords).Cursor()
-			for k, _ := c.Seek(u64Key(from + 1)); k != nil && len(batch) < eraseScanBatch; k, _ = c.Next() {
-				l := binary.BigEndian.Uint64(k)
-				if l > to {
-					break
-				}
+			recordsOf(tx).each(from+1, to, func(l uint64) bool {
 				batch = append(batch, l)
-			}
+				return len(batch) < eraseScanBatch
+			})
 			return nil
 		})
 		if err != nil {

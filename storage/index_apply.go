@@ -14,8 +14,9 @@ import (
 // indexTx is one bbolt write transaction applying records in log order. The same code serves the
 // background indexer, the catch-up at open and Rebuild, which is why the index equals a rebuild.
 type indexTx struct {
-	meta, streams, events, records, space, jobs *bolt.Bucket
-	wm                                          watermark
+	meta, streams, events, space, jobs *bolt.Bucket
+	records                            recordBlocks
+	wm                                 watermark
 	// heads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
 	heads map[StreamKey]*txHead
@@ -108,12 +109,13 @@ func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
 	x := &indexTx{
 		wm:   wm,
 		meta: tx.Bucket(bucketMeta), streams: tx.Bucket(bucketStreams), events: tx.Bucket(bucketEvents),
-		records: tx.Bucket(bucketRecords), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
+		space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
+	x.records = recordBlocks{b: tx.Bucket(bucketRecords), alloc: x.alloc}
 	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
 	// number that grows with new streams: pages fill from the left and may be split full (at
 	// bbolt's default of half, every page a transaction writes would stay half empty).
-	x.records.FillPercent = 1.0
+	x.records.b.FillPercent = 1.0
 	x.events.FillPercent = 1.0
 	return x, nil
 }
@@ -131,6 +133,9 @@ func (x *indexTx) finish() error {
 		}
 	}
 	if err := putSorted(x.streams, heads); err != nil {
+		return err
+	}
+	if err := x.records.flush(); err != nil {
 		return err
 	}
 	return x.meta.Put(metaStateKey, x.wm.marshal())
@@ -214,9 +219,7 @@ func (x *indexTx) lookupHead(k StreamKey, fresh bool) []byte {
 
 // apply applies one record found at pos. See record_codec.go for the precedence rule.
 func (x *indexTx) apply(r *record, pos wal.Pos) error {
-	kv := binary.BigEndian.AppendUint64(x.alloc(16), r.lsn)
-	kv = binary.BigEndian.AppendUint64(kv, pos.Uint64())
-	if err := x.records.Put(kv[:8], kv[8:]); err != nil {
+	if err := x.records.set(r.lsn, pos); err != nil {
 		return err
 	}
 	if len(r.superseded) > 0 {
@@ -333,7 +336,7 @@ func (x *indexTx) addJob(r *record) error {
 	}
 	var present []uint64
 	for _, l := range r.superseded {
-		if x.records.Get(u64Key(l)) != nil {
+		if x.records.has(l) {
 			present = append(present, l)
 		}
 	}

@@ -16,7 +16,8 @@ import (
 //	           lsn 8B | stream number 8B (also the listing of a type's ids, in byte order)
 //	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B
-//	records    lsn(8B BE) -> pos 8B (wal.Pos.Uint64) for every record in the log
+//	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
+//	           record_index.go
 //	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
 //	jobs       rewrite lsn(8B BE) -> type 0 id 0 | superseded lsns (8B each) still in the log
 //	           (type and id empty for an erasure record of Erase)
@@ -41,8 +42,8 @@ var (
 )
 
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
-// listing bucket.
-const indexFormat = 2
+// listing bucket; format 2 kept one records key per lsn.
+const indexFormat = 3
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

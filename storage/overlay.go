@@ -16,7 +16,7 @@ import (
 type overlay struct {
 	mu      sync.RWMutex
 	streams map[StreamKey]*ovStream // protected by mu
-	records map[uint64]wal.Pos      // protected by mu
+	records window[wal.Pos]         // protected by mu; by lsn
 	space   map[string]spaceEntry   // protected by mu; keyed by spaceKey
 
 	// qmu guards queue: published records the indexer has not taken. It is separate from mu so
@@ -26,8 +26,8 @@ type overlay struct {
 }
 
 type ovStream struct {
-	head   head // valid when head.lsn != 0
-	events map[uint64]entry
+	head   head          // valid when head.lsn != 0
+	events window[entry] // by event index
 }
 
 // applied is a durable record on its way into the index.
@@ -48,7 +48,6 @@ type headUpdate struct {
 func newOverlay() *overlay {
 	return &overlay{
 		streams: make(map[StreamKey]*ovStream),
-		records: make(map[uint64]wal.Pos),
 		space:   make(map[string]spaceEntry),
 	}
 }
@@ -56,7 +55,7 @@ func newOverlay() *overlay {
 func (o *overlay) stream(k StreamKey) *ovStream {
 	s := o.streams[k]
 	if s == nil {
-		s = &ovStream{events: make(map[uint64]entry)}
+		s = &ovStream{}
 		o.streams[k] = s
 	}
 	return s
@@ -69,7 +68,7 @@ func (o *overlay) stream(k StreamKey) *ovStream {
 func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (entry, bool), olderSpace func(string) (spaceEntry, bool)) {
 	r := a.rec
 	carry := r.eff != r.lsn
-	o.records[r.lsn] = a.pos
+	o.records.set(r.lsn, a.pos)
 	var ordinal uint32
 	for gi := range r.groups {
 		g := &r.groups[gi]
@@ -78,7 +77,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 			ev := &g.events[i]
 			idx := g.first + uint64(i)
 			if carry {
-				cur, ok := st.events[idx]
+				cur, ok := st.events.get(idx)
 				if !ok {
 					cur, ok = olderEntry(g.stream, idx)
 				}
@@ -86,7 +85,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 					continue
 				}
 			}
-			st.events[idx] = entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
+			st.events.set(idx, entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash})
 		}
 		ordinal += uint32(len(g.events))
 	}
@@ -121,12 +120,13 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 // them. REQUIRES: o.mu held for writing.
 func (o *overlay) trimLocked(a *applied) {
 	r := a.rec
-	delete(o.records, r.lsn)
+	o.records.removeIf(r.lsn, func(wal.Pos) bool { return false })
 	drop := func(k StreamKey, st *ovStream) {
-		if st.head.lsn == 0 && len(st.events) == 0 {
+		if st.head.lsn == 0 && st.events.empty() {
 			delete(o.streams, k)
 		}
 	}
+	laterVersion := func(e entry) bool { return e.holder != r.lsn }
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		st := o.streams[g.stream]
@@ -134,10 +134,7 @@ func (o *overlay) trimLocked(a *applied) {
 			continue
 		}
 		for i := range g.events {
-			idx := g.first + uint64(i)
-			if e, ok := st.events[idx]; ok && e.holder == r.lsn {
-				delete(st.events, idx)
-			}
+			st.events.removeIf(g.first+uint64(i), laterVersion)
 		}
 		drop(g.stream, st)
 	}

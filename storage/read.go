@@ -65,9 +65,9 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 	}
 	out := make([]entry, to-from+1)
 	s.ov.mu.RLock()
-	if st := s.ov.streams[k]; st != nil && len(st.events) > 0 {
+	if st := s.ov.streams[k]; st != nil && !st.events.empty() {
 		for i := from; i <= to; i++ {
-			if e, ok := st.events[i]; ok {
+			if e, ok := st.events.get(i); ok {
 				out[i-from] = e
 			}
 		}
@@ -148,17 +148,15 @@ func (s *Store) readPayload(lsn uint64) ([]byte, error) {
 // recordPos finds a record in the log. REQUIRES: s.compactMu held (shared or exclusive).
 func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
 	s.ov.mu.RLock()
-	pos, ok := s.ov.records[lsn]
+	pos, ok := s.ov.records.get(lsn)
 	s.ov.mu.RUnlock()
 	if ok {
 		return pos, nil
 	}
 	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords).Get(u64Key(lsn))
-		if b == nil {
+		if pos, ok = recordsOf(tx).get(lsn); !ok {
 			return fmt.Errorf("%w: record %d", ErrNotFound, lsn)
 		}
-		pos = wal.PosFromUint64(binary.BigEndian.Uint64(b))
 		return nil
 	})
 	return pos, err

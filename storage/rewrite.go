@@ -213,10 +213,10 @@ func (s *Store) runJob(j job) error {
 	s.hook("carried")
 	segs := make(map[uint32]bool)
 	err := s.view(func(tx *bolt.Tx) error {
-		rb := tx.Bucket(bucketRecords)
+		ri := recordsOf(tx)
 		for _, x := range j.drop {
-			if b := rb.Get(u64Key(x)); b != nil {
-				segs[wal.PosFromUint64(binary.BigEndian.Uint64(b)).Seg] = true
+			if pos, ok := ri.get(x); ok {
+				segs[pos.Seg] = true
 			}
 		}
 		return nil
@@ -379,9 +379,9 @@ func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bo
 		return fmt.Errorf("compact segment %d: %w", seg, err)
 	}
 	return s.update(func(tx *bolt.Tx) error {
-		rb := tx.Bucket(bucketRecords)
+		ri := recordsOf(tx)
 		for l, pos := range moved {
-			if err := rb.Put(u64Key(l), binary.BigEndian.AppendUint64(nil, pos.Uint64())); err != nil {
+			if err := ri.put(l, pos); err != nil {
 				return err
 			}
 		}
@@ -389,8 +389,8 @@ func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bo
 			if _, kept := moved[l]; kept {
 				continue
 			}
-			if b := rb.Get(u64Key(l)); b != nil && wal.PosFromUint64(binary.BigEndian.Uint64(b)).Seg == seg {
-				if err := rb.Delete(u64Key(l)); err != nil {
+			if pos, ok := ri.get(l); ok && pos.Seg == seg {
+				if err := ri.remove(l); err != nil {
 					return err
 				}
 			}

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -213,21 +212,22 @@ func (s *Store) openIndex() error {
 // indexAhead reports whether the last record the index applied is missing from the log.
 func indexAhead(db *bolt.DB, w *wal.Log) (bool, error) {
 	var wm watermark
-	var pos []byte
+	var pos wal.Pos
+	var found bool
 	err := db.View(func(tx *bolt.Tx) (err error) {
 		if wm, err = readWatermark(tx); err != nil {
 			return err
 		}
-		pos = append(pos, tx.Bucket(bucketRecords).Get(u64Key(wm.lsn))...)
+		pos, found = recordsOf(tx).get(wm.lsn)
 		return nil
 	})
 	if err != nil || wm.lsn == 0 {
 		return false, err
 	}
-	if len(pos) != 8 {
+	if !found {
 		return true, nil
 	}
-	_, payload, err := w.Read(wal.PosFromUint64(binary.BigEndian.Uint64(pos)))
+	_, payload, err := w.Read(pos)
 	if errors.Is(err, wal.ErrNotFound) {
 		return true, nil
 	}
@@ -313,7 +313,7 @@ func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
 func repairCompactions(db *bolt.DB, w *wal.Log) error {
 	return db.Update(func(tx *bolt.Tx) error {
 		cb := tx.Bucket(bucketCompacting)
-		rb := tx.Bucket(bucketRecords)
+		ri := recordsOf(tx)
 		var segs [][]byte
 		var drops [][]uint64
 		if err := cb.ForEach(func(k, v []byte) error {
@@ -335,7 +335,7 @@ func repairCompactions(db *bolt.DB, w *wal.Log) error {
 					return err
 				}
 				seen[lsn] = true
-				return rb.Put(u64Key(lsn), u64Key(pos.Uint64()))
+				return ri.put(lsn, pos)
 			})
 			if err != nil && !errors.Is(err, errStopScan) {
 				return err
@@ -343,11 +343,10 @@ func repairCompactions(db *bolt.DB, w *wal.Log) error {
 			// A dropped record that the segment no longer holds is gone; records of the same job
 			// in other segments are left for the job to compact.
 			for _, l := range drops[i] {
-				b := rb.Get(u64Key(l))
-				if seen[l] || b == nil || wal.PosFromUint64(binary.BigEndian.Uint64(b)).Seg != seg {
+				if pos, ok := ri.get(l); seen[l] || !ok || pos.Seg != seg {
 					continue
 				}
-				if err := rb.Delete(u64Key(l)); err != nil {
+				if err := ri.remove(l); err != nil {
 					return err
 				}
 			}

@@ -1,0 +1,68 @@
+package storage
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestWindowModel drives a window and a plain map with the same random operations, mostly the
+// sliding pattern the overlay makes and some keys far below or beyond it, and compares them.
+func TestWindowModel(t *testing.T) {
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var w window[uint64]
+	model := map[uint64]uint64{}
+	next, oldest := uint64(1000), uint64(1000)
+	check := func(op int, k uint64) {
+		t.Helper()
+		got, ok := w.get(k)
+		want, wantOK := model[k]
+		if got != want || ok != wantOK {
+			t.Fatalf("seed %d, op %d: get(%d) = %d, %v; want %d, %v", seed, op, k, got, ok, want, wantOK)
+		}
+	}
+	for op := range 200_000 {
+		var k uint64
+		switch r := rng.IntN(100); {
+		case r < 45: // append at the end
+			k, next = next, next+1
+			v := 1 + rng.Uint64N(1<<20)
+			w.set(k, v)
+			model[k] = v
+		case r < 85: // trim the oldest
+			if oldest < next {
+				k = oldest
+				oldest++
+				w.removeIf(k, func(uint64) bool { return false })
+				delete(model, k)
+			}
+		case r < 90: // a carry below, or a key well beyond the end
+			if rng.IntN(2) == 0 {
+				k = rng.Uint64N(next + 1)
+			} else {
+				k = next + rng.Uint64N(3*maxWindowGap)
+			}
+			v := 1 + rng.Uint64N(1<<20)
+			w.set(k, v)
+			model[k] = v
+		case r < 95: // remove only a matching value
+			k = rng.Uint64N(next + 2*maxWindowGap)
+			v := model[k]
+			w.removeIf(k, func(x uint64) bool { return x != v || rng.IntN(2) == 0 })
+			if got, ok := w.get(k); !ok {
+				delete(model, k)
+			} else if got != v {
+				t.Fatalf("seed %d, op %d: removeIf(%d) changed the value", seed, op, k)
+			}
+		default:
+			k = rng.Uint64N(next + 2*maxWindowGap)
+		}
+		check(op, k)
+		if w.empty() != (len(model) == 0) {
+			t.Fatalf("seed %d, op %d: empty() = %v with %d keys", seed, op, w.empty(), len(model))
+		}
+	}
+	for k := range model {
+		check(-1, k)
+	}
+}
