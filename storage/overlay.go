@@ -120,7 +120,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 // them. REQUIRES: o.mu held for writing.
 func (o *overlay) trimLocked(a *applied) {
 	r := a.rec
-	o.records.removeIf(r.lsn, func(wal.Pos) bool { return false })
+	o.records.remove(r.lsn)
 	drop := func(k StreamKey, st *ovStream) {
 		if st.head.lsn == 0 && st.events.empty() {
 			delete(o.streams, k)

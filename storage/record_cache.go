@@ -8,7 +8,9 @@ import "sync"
 // dropped by an erasure are evicted so that no erased payload stays in memory either.
 // Eviction is first in, first out under a byte budget, per shard; shards keep concurrent
 // publishers and readers off one lock. A record larger than a shard's budget (1/16 of the whole)
-// is not cached.
+// is not cached. Records are put by increasing lsn as they are committed, and evicted in about
+// that order, so a shard keeps them in a window (a sliding slice; the records read back from the
+// log, with older lsns, go to its map).
 type recordCache struct {
 	off    bool
 	shards [cacheShards]cacheShard
@@ -19,9 +21,9 @@ const cacheShards = 16
 type cacheShard struct {
 	mu     sync.Mutex
 	budget int64
-	size   int64              // protected by mu
-	items  map[uint64]*record // protected by mu
-	fifo   []uint64           // protected by mu; insertion order, may hold evicted lsns
+	size   int64           // protected by mu
+	items  window[*record] // protected by mu; by lsn/cacheShards
+	fifo   []uint64        // protected by mu; insertion order, may hold evicted lsns
 }
 
 func newRecordCache(budget int64) *recordCache {
@@ -31,7 +33,6 @@ func newRecordCache(budget int64) *recordCache {
 	c := &recordCache{off: budget < 0}
 	for i := range c.shards {
 		c.shards[i].budget = budget / cacheShards
-		c.shards[i].items = make(map[uint64]*record)
 	}
 	return c
 }
@@ -46,7 +47,7 @@ func (c *recordCache) get(lsn uint64) *record {
 	}
 	sh := c.shard(lsn)
 	sh.mu.Lock()
-	r := sh.items[lsn]
+	r, _ := sh.items.get(lsn / cacheShards)
 	sh.mu.Unlock()
 	return r
 }
@@ -61,19 +62,16 @@ func (c *recordCache) put(r *record) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if _, ok := sh.items[r.lsn]; ok {
+	if _, ok := sh.items.get(r.lsn / cacheShards); ok {
 		return
 	}
-	sh.items[r.lsn] = r
+	sh.items.set(r.lsn/cacheShards, r)
 	sh.fifo = append(sh.fifo, r.lsn)
 	sh.size += cost(r)
 	for sh.size > sh.budget && len(sh.fifo) > 0 {
 		old := sh.fifo[0]
 		sh.fifo = sh.fifo[1:]
-		if o, ok := sh.items[old]; ok {
-			sh.size -= cost(o)
-			delete(sh.items, old)
-		}
+		sh.removeLocked(old)
 	}
 	if cap(sh.fifo) > 4*len(sh.fifo)+1024 {
 		sh.fifo = append([]uint64(nil), sh.fifo...)
@@ -84,10 +82,15 @@ func (c *recordCache) evict(lsns []uint64) {
 	for _, l := range lsns {
 		sh := c.shard(l)
 		sh.mu.Lock()
-		if o, ok := sh.items[l]; ok {
-			sh.size -= cost(o)
-			delete(sh.items, l)
-		}
+		sh.removeLocked(l)
 		sh.mu.Unlock()
+	}
+}
+
+// removeLocked drops record lsn if the shard holds it. REQUIRES: sh.mu held.
+func (sh *cacheShard) removeLocked(lsn uint64) {
+	if o, ok := sh.items.get(lsn / cacheShards); ok {
+		sh.size -= cost(o)
+		sh.items.remove(lsn / cacheShards)
 	}
 }

@@ -87,4 +87,6 @@ func (w *window[T]) removeIf(k uint64, keep func(T) bool) {
 	}
 }
 
+func (w *window[T]) remove(k uint64) { w.removeIf(k, func(T) bool { return false }) }
+
 func (w *window[T]) empty() bool { return w.used == 0 && len(w.other) == 0 }
