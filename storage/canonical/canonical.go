@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"unicode/utf16"
@@ -68,6 +69,26 @@ var safeASCII = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// safeRun returns the end of the run of safeASCII bytes that starts at src[i]. It looks at eight
+// bytes at a time while none of them can end the run (a control character, a quote, a backslash
+// or a byte of a multi-byte character), then finds the end byte by byte.
+func safeRun(src []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		quote, backslash := x^(ones*'"'), x^(ones*'\\')
+		// (v - ones) &^ v & highs is non-zero when a byte of v is zero; (x - ones*0x20) &^ x &
+		// highs when a byte of x is below 0x20.
+		if ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x|x)&highs != 0 {
+			break
+		}
+	}
+	for i < len(src) && safeASCII[src[i]] {
+		i++
+	}
+	return i
+}
 
 func appendASCII(dst []byte, c byte) []byte {
 	switch c {
@@ -296,10 +317,7 @@ func (p *parser) str(dst []byte) ([]byte, error) {
 	dst = append(dst, '"')
 	for {
 		// Copy the run of bytes that need no escaping in one append.
-		run := p.pos
-		for run < len(p.src) && safeASCII[p.src[run]] {
-			run++
-		}
+		run := safeRun(p.src, p.pos)
 		dst = append(dst, p.src[p.pos:run]...)
 		p.pos = run
 		if p.pos >= len(p.src) {

@@ -2,8 +2,10 @@ package canonical
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -205,6 +207,43 @@ func BenchmarkIsCanonical(b *testing.B) {
 	for b.Loop() {
 		if !IsCanonical(src) {
 			b.Fatal("not canonical")
+		}
+	}
+}
+
+// TestSafeRun compares safeRun with a byte-by-byte scan on texts that put each kind of byte at
+// each distance from the start, and on random texts.
+func TestSafeRun(t *testing.T) {
+	naive := func(src []byte, i int) int {
+		for i < len(src) && safeASCII[src[i]] {
+			i++
+		}
+		return i
+	}
+	for b := range 256 {
+		for at := range 20 {
+			src := append(bytes.Repeat([]byte("a"), at), byte(b), 'z', 'z')
+			for start := range min(at+1, 10) {
+				if got, want := safeRun(src, start), naive(src, start); got != want {
+					t.Fatalf("byte %#x at %d, from %d: safeRun = %d, want %d", b, at, start, got, want)
+				}
+			}
+		}
+	}
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for range 10000 {
+		src := make([]byte, rng.IntN(40))
+		for i := range src {
+			if rng.IntN(8) == 0 {
+				src[i] = byte(rng.IntN(256))
+			} else {
+				src[i] = byte(0x20 + rng.IntN(0x60))
+			}
+		}
+		start := rng.IntN(len(src) + 1)
+		if got, want := safeRun(src, start), naive(src, start); got != want {
+			t.Fatalf("seed %d: safeRun(%q, %d) = %d, want %d", seed, src, start, got, want)
 		}
 	}
 }

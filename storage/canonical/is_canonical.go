@@ -134,9 +134,7 @@ func (c *checker) object() bool {
 func (c *checker) str(allowEscapes bool) bool {
 	c.pos++ // opening quote
 	for {
-		for c.pos < len(c.src) && safeASCII[c.src[c.pos]] {
-			c.pos++
-		}
+		c.pos = safeRun(c.src, c.pos)
 		if c.pos >= len(c.src) {
 			return false
 		}
