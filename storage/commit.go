@@ -372,9 +372,12 @@ func (s *Store) headLocked(k StreamKey) (head, error) {
 	if h, ok := s.mu.heads[k]; ok {
 		return *h, nil
 	}
-	h, err := s.durableHead(k)
-	if err != nil {
-		return head{}, err
+	var h head
+	if s.known.mayHave(k) {
+		var err error
+		if h, err = s.durableHead(k); err != nil {
+			return head{}, err
+		}
 	}
 	if len(s.mu.heads) >= s.mu.pruneAt {
 		s.pruneHeadsLocked()
@@ -411,6 +414,11 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	binary.LittleEndian.PutUint64(p.payload[1:], r.lsn)
 	binary.LittleEndian.PutUint64(p.payload[9:], r.eff)
 	s.noteLiveLocked(r)
+	for gi := range r.groups {
+		if r.groups[gi].fresh {
+			s.known.add(r.groups[gi].stream)
+		}
+	}
 	for i := range heads {
 		heads[i].head.lsn = r.lsn
 		if cur, ok := s.mu.heads[heads[i].key]; ok {

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -40,6 +41,11 @@ type Store struct {
 	// lock; Commit reads it before taking mu, under the read lock, and checks what it relied on
 	// again under mu.
 	live liveSet
+	// known says which streams may have a head, so that a commit to a new stream need not
+	// search the index for one (known_streams.go).
+	known    *knownStreams
+	scanStop chan struct{}
+	scanDone chan struct{}
 
 	// qmu guards inflight: records written to the log, in lsn order, not yet published to the
 	// overlay. Lock order: mu, then qmu.
@@ -101,6 +107,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		pubDone:     make(chan struct{}),
 		indexStop:   make(chan struct{}),
 		indexDone:   make(chan struct{}),
+		known:       newKnownStreams(),
+		scanStop:    make(chan struct{}),
+		scanDone:    make(chan struct{}),
 	}
 	s.mu.heads = make(map[StreamKey]*head)
 	s.mu.pruneAt = minPruneAt
@@ -123,12 +132,58 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.indexed.Store(wm.lsn)
 	go s.indexer()
 	go s.publisher()
+	go s.scanKnownStreams()
 	if err := s.runJobs(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("storage: resume erasure: %w", err)
 	}
 	return s, nil
 }
+
+// scanKnownStreams adds every stream of the index to s.known, then makes it answer. It reads the
+// streams bucket in short transactions, so that it never holds a remap of the index off for long;
+// a key the index gains meanwhile comes from a commit, which adds it itself. If a read fails, the
+// filter stays unready and commits keep searching the index.
+func (s *Store) scanKnownStreams() {
+	defer close(s.scanDone)
+	var after []byte
+	for {
+		select {
+		case <-s.scanStop:
+			return
+		default:
+		}
+		var hashes []uint64
+		err := s.view(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketStreams).Cursor()
+			k, _ := c.First()
+			if after != nil {
+				if k, _ = c.Seek(after); k != nil && string(k) == string(after) {
+					k, _ = c.Next()
+				}
+			}
+			for ; k != nil && len(hashes) < knownScanBatch; k, _ = c.Next() {
+				hashes = append(hashes, maphash.Bytes(s.known.seed, k))
+				after = append(after[:0], k...)
+			}
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("storage: listing the streams for the commit path failed; new streams are looked up in the index", "err", err)
+			return
+		}
+		for _, h := range hashes {
+			s.known.addHash(h)
+		}
+		if len(hashes) < knownScanBatch {
+			s.known.ready.Store(true)
+			return
+		}
+	}
+}
+
+// knownScanBatch is the number of stream keys scanKnownStreams reads per transaction.
+const knownScanBatch = 4096
 
 // indexMmapSize is how much of index.db bbolt maps from the start. bbolt remaps as the file
 // outgrows its mapping, doubling it up to 1 GiB; a remap waits for every read transaction and
@@ -370,6 +425,8 @@ func (s *Store) Close() error {
 	s.rewriteMu.Lock()
 	defer s.rewriteMu.Unlock()
 	s.active.Wait()
+	close(s.scanStop)
+	<-s.scanDone
 	close(s.pubStop)
 	<-s.pubDone
 	close(s.indexStop)
