@@ -52,12 +52,14 @@ type J17 struct {
 	hc   *fasthttp.HostClient
 }
 
-func (j *J17) Name() string        { return "j17" }
-func (j *J17) DataDir() string     { return filepath.Join(j.Dir, "data") }
-func (j *J17) HasCache() bool      { return true }
-func (j *J17) Addr() string        { return j.addr }
-func (j *J17) PIDs() []int         { return processTree(j.proc.cmd.Process.Pid) }
-func (j *J17) Dial() (Conn, error) { return &j17Conn{j: j, actor: NewID()}, nil }
+func (j *J17) Name() string    { return "j17" }
+func (j *J17) DataDir() string { return filepath.Join(j.Dir, "data") }
+func (j *J17) HasCache() bool  { return true }
+func (j *J17) Addr() string    { return j.addr }
+func (j *J17) PIDs() []int     { return processTree(j.proc.cmd.Process.Pid) }
+func (j *J17) Dial() (Conn, error) {
+	return &j17Conn{j: j, http: newHTTPConn(j.addr), actor: NewID()}, nil
+}
 
 func (j *J17) Start(ctx context.Context) error {
 	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
@@ -185,16 +187,18 @@ func (j *J17) Stop() error {
 	return nil
 }
 
-// Healthz is the trivial request that shows the load generator's own ceiling.
-func (j *J17) Healthz() error {
-	status, body, err := j.do("GET", "/healthz", "", nil)
-	return expectStatus(status, body, err, 200)
-}
-
+// j17Conn is one load-generator connection, with its own socket.
 type j17Conn struct {
 	j     *J17
+	http  *httpConn
 	actor string
 	buf   []byte
+}
+
+// healthz is the trivial request that shows the load generator's own ceiling.
+func (c *j17Conn) healthz() error {
+	status, body, err := c.http.do("GET", "/healthz", "", nil)
+	return expectStatus(status, body, err, 200)
 }
 
 func expectStatus(status int, body []byte, err error, want ...int) error {
@@ -248,7 +252,7 @@ func (c *j17Conn) Append(typ, id string, events []Event, expected int) error {
 	}
 	b = c.metadata(b, expected)
 	c.buf = b
-	status, body, err := c.j.do("POST", path, c.j.key, b)
+	status, body, err := c.http.do("POST", path, c.j.key, b)
 	return expectStatus(status, body, err, 200, 201)
 }
 
@@ -264,7 +268,7 @@ func (c *j17Conn) PlaceOrder(orderID string, skus []string) error {
 	}
 	b = c.metadata(append(b, "]},"...), -1)
 	c.buf = b
-	status, body, err := c.j.do("POST", "/order/"+orderID+"/was_placed", c.j.key, b)
+	status, body, err := c.http.do("POST", "/order/"+orderID+"/was_placed", c.j.key, b)
 	return expectStatus(status, body, err, 200, 201)
 }
 
@@ -273,12 +277,12 @@ func (c *j17Conn) Read(typ, id string, cached bool) error {
 	if !cached {
 		path += "?synchronous=true"
 	}
-	status, body, err := c.j.do("GET", path, c.j.key, nil)
+	status, body, err := c.http.do("GET", path, c.j.key, nil)
 	return expectStatus(status, body, err, 200)
 }
 
 func (c *j17Conn) Length(typ, id string) (int, error) {
-	status, body, err := c.j.do("GET", "/"+typ+"/"+id+"/length", c.j.key, nil)
+	status, body, err := c.http.do("GET", "/"+typ+"/"+id+"/length", c.j.key, nil)
 	if err := expectStatus(status, body, err, 200); err != nil {
 		return 0, err
 	}
@@ -290,8 +294,8 @@ func (c *j17Conn) Length(typ, id string) (int, error) {
 }
 
 func (c *j17Conn) List(typ string, limit int) error {
-	status, body, err := c.j.do("GET", "/"+typ+"?limit="+strconv.Itoa(limit), c.j.key, nil)
+	status, body, err := c.http.do("GET", "/"+typ+"?limit="+strconv.Itoa(limit), c.j.key, nil)
 	return expectStatus(status, body, err, 200)
 }
 
-func (c *j17Conn) Close() error { return nil }
+func (c *j17Conn) Close() error { return c.http.Close() }

@@ -32,8 +32,7 @@ func (s *Suite) scenarios() []scenario {
 		Measures: fmt.Sprintf("the load generator against j17's trivial endpoint at %d connections, sharing the machine's cores with the server: the request rate the generator sustains when the server does almost nothing. Scenarios far below it are not limited by the generator", c.Conns),
 		Columns:  []string{MetricOpsPerSec, MetricP50, MetricP99, MetricCPU, MetricLoadgenCPU, MetricPeakMem, MetricErrors}, Chart: MetricOpsPerSec, onlyJ17: true,
 		run: func(ctx context.Context, s *Suite, sys System) []Row {
-			j := sys.(*J17)
-			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(Conn, int, uint64) error { return j.Healthz() }, nil)}
+			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.(*j17Conn).healthz() }, nil)}
 		},
 	}}
 	for _, n := range c.WriteConns {
