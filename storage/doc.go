@@ -92,8 +92,12 @@
 // are, without a copy until encoding, and a commit of one event allocates its working set (record,
 // offsets, publication state) at once. The commit view keeps the heads of recently written streams
 // and forgets those already in bbolt once it grows, so its size follows the write rate, not the
-// number of streams. The indexer is told which streams had no head at all when a record was
-// committed, so it does not search bbolt for them again. A failed log write or index write fails the store for good (ErrFailed):
+// number of streams. A stream missing from the commit view is searched in bbolt only if the
+// filter of known streams (known_streams.go) may have it, so a commit to a new stream searches
+// nothing; the indexer is told which streams had no head at all when a record was committed, so
+// it does not search bbolt for them either. The overlay and the record cache keep records and a
+// stream's events in windows (window.go), slices that slide with the lsns and indexes they
+// hold. A failed log write or index write fails the store for good (ErrFailed):
 // reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
 // overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
 // Position lookups are serialized with compaction by compactMu, so a reader can wait for the
