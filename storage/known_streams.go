@@ -46,12 +46,15 @@ func newKnownStreams() *knownStreams {
 	return &knownStreams{seed: maphash.MakeSeed()}
 }
 
-// hashKey hashes the stream key as the index spells it (type 0 id), so that keys read from the
-// index and keys of commits hash alike.
+// hashKey hashes a stream key as the index spells it (type 0 id; see hashIndexKey).
 func (f *knownStreams) hashKey(k StreamKey) uint64 {
 	var buf [128]byte
-	return maphash.Bytes(f.seed, streamKeyBytes(buf[:0], k))
+	return f.hashIndexKey(streamKeyBytes(buf[:0], k))
 }
+
+// hashIndexKey hashes a key of the streams bucket, so that keys read from the index and keys of
+// commits hash alike.
+func (f *knownStreams) hashIndexKey(b []byte) uint64 { return maphash.Bytes(f.seed, b) }
 
 // wordAndMask picks the word of a stage with n words (from the hash's high half) and the bits to
 // set in it.
@@ -64,11 +67,19 @@ func wordAndMask(h uint64, n int) (int, uint64) {
 	return i, mask
 }
 
-func (f *knownStreams) add(k StreamKey) { f.addHash(f.hashKey(k)) }
+func (f *knownStreams) add(k StreamKey) { f.addHashes(f.hashKey(k)) }
 
-func (f *knownStreams) addHash(h uint64) {
+func (f *knownStreams) addHashes(hs ...uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, h := range hs {
+		f.addLocked(h)
+	}
+}
+
+// addLocked adds a hashed key to the newest stage, starting a new one when it is full.
+// REQUIRES: f.mu held.
+func (f *knownStreams) addLocked(h uint64) {
 	if len(f.stages) == 0 || f.added >= f.stages[len(f.stages)-1].capacity {
 		c := knownFirstCapacity
 		if len(f.stages) > 0 {

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -163,7 +162,7 @@ func (s *Store) scanKnownStreams() {
 				}
 			}
 			for ; k != nil && len(hashes) < knownScanBatch; k, _ = c.Next() {
-				hashes = append(hashes, maphash.Bytes(s.known.seed, k))
+				hashes = append(hashes, s.known.hashIndexKey(k))
 				after = append(after[:0], k...)
 			}
 			return nil
@@ -172,9 +171,7 @@ func (s *Store) scanKnownStreams() {
 			s.log.Warn("storage: listing the streams for the commit path failed; new streams are looked up in the index", "err", err)
 			return
 		}
-		for _, h := range hashes {
-			s.known.addHash(h)
-		}
+		s.known.addHashes(hashes...)
 		if len(hashes) < knownScanBatch {
 			s.known.ready.Store(true)
 			return
