@@ -81,11 +81,11 @@ func (c *httpConn) roundTrip(method, path, token string, body []byte) (status in
 	if _, err := c.nc.Write(b); err != nil {
 		return 0, false, err
 	}
-	return c.readAnswer(method == "HEAD")
+	return c.readAnswer()
 }
 
 // readAnswer reads the status line, the headers and the body of one answer into c.body.
-func (c *httpConn) readAnswer(head bool) (status int, closeAfter bool, err error) {
+func (c *httpConn) readAnswer() (status int, closeAfter bool, err error) {
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
 		return 0, false, err
@@ -122,7 +122,7 @@ func (c *httpConn) readAnswer(head bool) (status int, closeAfter bool, err error
 			closeAfter = bytes.EqualFold(value, []byte("close"))
 		}
 	}
-	if head || status/100 == 1 || status == 204 || status == 304 {
+	if status/100 == 1 || status == 204 || status == 304 {
 		c.body = c.body[:0]
 		return status, closeAfter, nil
 	}
