@@ -43,12 +43,11 @@ func blockPos(block []byte, lsn uint64) (wal.Pos, bool) {
 
 // put sets the position of record lsn.
 func (ri recordIndex) put(lsn uint64, pos wal.Pos) error {
-	block := make([]byte, recordBlockSize)
-	if old := ri.b.Get(recordBlockKey(lsn)); len(old) == recordBlockSize {
-		copy(block, old)
+	rb := recordBlocks{b: ri.b, alloc: func(n int) []byte { return make([]byte, 0, n) }}
+	if err := rb.set(lsn, pos); err != nil {
+		return err
 	}
-	binary.BigEndian.PutUint64(block[recordSlot(lsn):], pos.Uint64())
-	return ri.b.Put(recordBlockKey(lsn), block)
+	return rb.flush()
 }
 
 // remove forgets record lsn; a block left without records is deleted.
