@@ -141,6 +141,13 @@ func prepare(in *Record) (*prepared, error) {
 		p.rec.groups = make([]recGroup, len(in.Appends))
 		p.expects = make([]Expect, len(in.Appends))
 		p.contents = make([][32]byte, 0, nEvents)
+		p.heads = make([]headUpdate, 0, len(in.Appends))
+		// The groups share one array of events: a record with implied events has many groups.
+		events := make([]recEvent, nEvents)
+		for i := range in.Appends {
+			n := len(in.Appends[i].Events)
+			p.rec.groups[i].events, events = events[:n:n], events[n:]
+		}
 	}
 	r := p.rec
 	for i := range in.Appends {
@@ -157,9 +164,6 @@ func prepare(in *Record) (*prepared, error) {
 		p.expects[i] = a.Expect
 		g := &r.groups[i]
 		g.stream = a.Stream
-		if g.events == nil {
-			g.events = make([]recEvent, len(a.Events))
-		}
 		for j := range a.Events {
 			ne := &a.Events[j]
 			if ne.Type == "" {
