@@ -101,7 +101,9 @@
 // reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
 // overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
 // Position lookups are serialized with compaction by compactMu, so a reader can wait for the
-// index swap of a compaction, never for a commit. Every bbolt transaction holds dbMu shared; an
+// index swap of a compaction, never for a commit. Range looks up the positions of a chunk's
+// uncached records in one transaction and uses them only if no compaction has run since (a
+// counter under compactMu). Every bbolt transaction holds dbMu shared; an
 // index vacuum (Erase only) holds it exclusively just to close, rename and reopen the file.
 // Range calls its callback outside every lock.
 // Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for its

@@ -111,7 +111,12 @@ func (s *Store) loadRecord(lsn uint64) (*record, error) {
 	if r := s.cache.get(lsn); r != nil {
 		return r, nil
 	}
-	payload, err := s.readPayload(lsn)
+	return s.readRecord(lsn, recordHint{})
+}
+
+// readRecord reads a record from the log, at hint if it is still valid, and caches it.
+func (s *Store) readRecord(lsn uint64, hint recordHint) (*record, error) {
+	payload, err := s.readPayloadAt(lsn, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -123,14 +128,69 @@ func (s *Store) loadRecord(lsn uint64) (*record, error) {
 	return r, nil
 }
 
+// recordHint is a record's position looked up ahead of the read. It stays valid until a
+// compaction moves records.
+type recordHint struct {
+	pos   wal.Pos
+	gen   uint64 // s.compactions when pos was looked up
+	valid bool
+}
+
+// recordHints looks up, in one transaction, the positions of the records that hold es: a replay
+// that misses the record cache would otherwise open a transaction for every record it reads.
+// A record it cannot place gets no hint, and its read looks it up again and reports why.
+func (s *Store) recordHints(es []entry) []recordHint {
+	hints := make([]recordHint, len(es))
+	s.compactMu.RLock()
+	defer s.compactMu.RUnlock()
+	gen := s.compactions
+	var unindexed []int
+	s.ov.mu.RLock()
+	for i := range es {
+		if i > 0 && es[i].holder == es[i-1].holder {
+			continue
+		}
+		if pos, ok := s.ov.records.get(es[i].holder); ok {
+			hints[i] = recordHint{pos: pos, gen: gen, valid: true}
+		} else {
+			unindexed = append(unindexed, i)
+		}
+	}
+	s.ov.mu.RUnlock()
+	if len(unindexed) > 0 {
+		s.view(func(tx *bolt.Tx) error {
+			ri := recordsOf(tx)
+			for _, i := range unindexed {
+				if pos, ok := ri.get(es[i].holder); ok {
+					hints[i] = recordHint{pos: pos, gen: gen, valid: true}
+				}
+			}
+			return nil
+		})
+	}
+	for i := 1; i < len(es); i++ {
+		if es[i].holder == es[i-1].holder {
+			hints[i] = hints[i-1]
+		}
+	}
+	return hints
+}
+
 // readPayload reads the payload of the record with the given lsn from the log, bypassing the
 // cache.
 func (s *Store) readPayload(lsn uint64) ([]byte, error) {
+	return s.readPayloadAt(lsn, recordHint{})
+}
+
+func (s *Store) readPayloadAt(lsn uint64, hint recordHint) ([]byte, error) {
 	s.compactMu.RLock()
 	defer s.compactMu.RUnlock()
-	pos, err := s.recordPos(lsn)
-	if err != nil {
-		return nil, err
+	pos := hint.pos
+	if !hint.valid || hint.gen != s.compactions {
+		var err error
+		if pos, err = s.recordPos(lsn); err != nil {
+			return nil, err
+		}
 	}
 	kind, payload, err := s.wal.Read(pos)
 	if err != nil {
@@ -168,6 +228,11 @@ func (s *Store) eventFrom(k StreamKey, idx uint64, e *entry) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
+	return eventIn(r, k, idx, e)
+}
+
+// eventIn builds the Event that entry e locates in r, the record holding it.
+func eventIn(r *record, k StreamKey, idx uint64, e *entry) (Event, error) {
 	g, ev, at, ok := r.eventAt(e.ordinal)
 	if !ok || g.stream != k || at != idx {
 		return Event{}, fmt.Errorf("%w: record %d does not hold %s event %d", ErrBadRecord, e.holder, k, idx)
@@ -193,8 +258,22 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 		if err != nil {
 			return err
 		}
+		// Positions are looked up for the rest of the chunk at its first record the cache lacks.
+		var hints []recordHint
 		for i := range es {
-			ev, err := s.eventFrom(k, lo+uint64(i), &es[i])
+			e := &es[i]
+			r := s.cache.get(e.holder)
+			if r == nil {
+				if hints == nil {
+					hints = make([]recordHint, i, len(es))
+					hints = append(hints, s.recordHints(es[i:])...)
+					s.hook("hinted")
+				}
+				if r, err = s.readRecord(e.holder, hints[i]); err != nil {
+					return err
+				}
+			}
+			ev, err := eventIn(r, k, lo+uint64(i), e)
 			if err != nil {
 				return err
 			}

@@ -384,3 +384,44 @@ func TestOlderIndexFormatIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRangeLooksUpPositionsAgainAfterCompaction compacts, between Range's lookup of a chunk's
+// record positions and its reads, the segments that hold the stream's records: the reads must
+// not use the positions from before.
+func TestRangeLooksUpPositionsAgainAfterCompaction(t *testing.T) {
+	opts := testOptions()
+	opts.SegmentSize = 16 << 10
+	opts.CacheBytes = -1 // every event is read from the log
+	s, _ := openChecked(t, opts)
+	kept, erased := key("order", "kept"), key("order", "erased")
+	const n = 200
+	for i := 0; i < n; i++ {
+		// Records of the two streams alternate, so erasing one moves the other's in every segment.
+		mustAppend(t, s, kept, ev("was_noted", map[string]any{"i": i}))
+		mustAppend(t, s, erased, ev("was_noted", map[string]any{"secret": i}))
+	}
+	before := allEvents(t, s, kept)
+	rewrites := 0
+	s.stepHook = func(step string) {
+		if step != "hinted" || rewrites > 0 {
+			return
+		}
+		rewrites++
+		if _, err := s.Rewrite(erased, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
+			t.Error(err)
+		}
+	}
+	after := allEvents(t, s, kept)
+	s.stepHook = nil
+	if rewrites != 1 || s.compactions == 0 {
+		t.Fatalf("rewrites %d, compactions %d: the test moved no records", rewrites, s.compactions)
+	}
+	if len(after) != n {
+		t.Fatalf("got %d events, want %d", len(after), n)
+	}
+	for i := range after {
+		if after[i].Index != before[i].Index || after[i].Hash != before[i].Hash || !bytes.Equal(after[i].Data, before[i].Data) {
+			t.Fatalf("event %d read after the compaction: %+v, want %+v", i+1, after[i], before[i])
+		}
+	}
+}

@@ -356,6 +356,7 @@ func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bo
 	}
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
+	s.compactions++
 	lsnAt := make(map[wal.Pos]uint64)
 	moved := make(map[uint64]wal.Pos)
 	var keepErr error

@@ -60,6 +60,9 @@ type Store struct {
 	// compactMu is held shared while a record position is looked up and read, and exclusively
 	// while a compaction moves records and the index is updated to match.
 	compactMu sync.RWMutex
+	// compactions counts the compactions that moved records, so that a position looked up
+	// before one is not used after it. Protected by compactMu.
+	compactions uint64
 	// rewriteMu runs one rewrite or erasure (and its compactions) at a time.
 	rewriteMu sync.Mutex
 	// dbMu is held shared around every transaction on db, and exclusively while an index vacuum
@@ -77,9 +80,10 @@ type Store struct {
 	flushMu     sync.Mutex
 	flushCond   *sync.Cond
 
-	// stepHook, set only by tests before any erasure starts, runs at each durable step of an
-	// erasure job (recorded, carried, compacted, copied, vacuumed), where tests copy the files to
-	// reopen them as a crash there would leave them.
+	// stepHook, set only by tests before any erasure or read starts, runs at each durable step of
+	// an erasure job (recorded, carried, compacted, copied, vacuumed), where tests copy the files
+	// to reopen them as a crash there would leave them, and in Range once it has looked up record
+	// positions ahead (hinted), where tests move the records.
 	stepHook func(step string)
 }
 
