@@ -260,9 +260,14 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 		}
 		// Positions are looked up for the rest of the chunk at its first record the cache lacks.
 		var hints []recordHint
+		var r *record
 		for i := range es {
 			e := &es[i]
-			r := s.cache.get(e.holder)
+			// Consecutive events of a batch share their record, which a cache too small to keep
+			// it would otherwise make us read again for each.
+			if r == nil || r.lsn != e.holder {
+				r = s.cache.get(e.holder)
+			}
 			if r == nil {
 				if hints == nil {
 					hints = make([]recordHint, i, len(es))
