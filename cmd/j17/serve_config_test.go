@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -95,6 +96,26 @@ func TestGCDefaultUnlessGOGCSet(t *testing.T) {
 		})
 		if got := debug.SetGCPercent(100); got != c.want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", c.gogc, got, c.want)
+		}
+	}
+}
+
+func TestProcsDefaultUnlessGOMAXPROCSSet(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(base)
+	for _, c := range []struct {
+		env  string
+		want int
+	}{{"", base + 1}, {"1", base}} {
+		runtime.GOMAXPROCS(base)
+		applyProcsDefault(func(k string) string {
+			if k == "GOMAXPROCS" {
+				return c.env
+			}
+			return ""
+		})
+		if got := runtime.GOMAXPROCS(0); got != c.want {
+			t.Errorf("GOMAXPROCS=%q: %d processors, want %d", c.env, got, c.want)
 		}
 	}
 }
