@@ -88,12 +88,7 @@ func TestGCDefaultUnlessGOGCSet(t *testing.T) {
 		want int
 	}{{"", defaultGCPercent}, {"50", 100}} {
 		debug.SetGCPercent(100)
-		applyGCDefault(func(k string) string {
-			if k == "GOGC" {
-				return c.gogc
-			}
-			return ""
-		})
+		applyGCDefault(envOf("GOGC", c.gogc))
 		if got := debug.SetGCPercent(100); got != c.want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", c.gogc, got, c.want)
 		}
@@ -108,14 +103,19 @@ func TestProcsDefaultUnlessGOMAXPROCSSet(t *testing.T) {
 		want int
 	}{{"", base + 1}, {"1", base}} {
 		runtime.GOMAXPROCS(base)
-		applyProcsDefault(func(k string) string {
-			if k == "GOMAXPROCS" {
-				return c.env
-			}
-			return ""
-		})
+		applyProcsDefault(envOf("GOMAXPROCS", c.env))
 		if got := runtime.GOMAXPROCS(0); got != c.want {
 			t.Errorf("GOMAXPROCS=%q: %d processors, want %d", c.env, got, c.want)
 		}
+	}
+}
+
+// envOf is an environment that sets only key, to value.
+func envOf(key, value string) func(string) string {
+	return func(k string) string {
+		if k == key {
+			return value
+		}
+		return ""
 	}
 }
