@@ -258,8 +258,10 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 		if err != nil {
 			return err
 		}
-		// Positions are looked up for the rest of the chunk at its first record the cache lacks.
+		// Positions are looked up for the rest of the chunk (from es[hinted] on) at its first
+		// record the cache lacks.
 		var hints []recordHint
+		hinted := 0
 		var r *record
 		for i := range es {
 			e := &es[i]
@@ -270,11 +272,10 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 			}
 			if r == nil {
 				if hints == nil {
-					hints = make([]recordHint, i, len(es))
-					hints = append(hints, s.recordHints(es[i:])...)
+					hints, hinted = s.recordHints(es[i:]), i
 					s.hook("hinted")
 				}
-				if r, err = s.readRecord(e.holder, hints[i]); err != nil {
+				if r, err = s.readRecord(e.holder, hints[i-hinted]); err != nil {
 					return err
 				}
 			}
