@@ -103,7 +103,10 @@
 // Position lookups are serialized with compaction by compactMu, so a reader can wait for the
 // index swap of a compaction, never for a commit. Range looks up the positions of a chunk's
 // uncached records in one transaction and uses them only if no compaction has run since (a
-// counter under compactMu). Every bbolt transaction holds dbMu shared; an
+// counter under compactMu). A rewrite of the stream a reader is reading may drop the records its
+// index entries point to; Range and Event then read those entries again (they point at the
+// rewrite's records now) and go on, a few times at most. Every bbolt transaction holds dbMu
+// shared; an
 // index vacuum (Erase only) holds it exclusively just to close, rename and reopen the file.
 // Range calls its callback outside every lock.
 // Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for its

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -242,6 +243,11 @@ func eventIn(r *record, k StreamKey, idx uint64, e *entry) (Event, error) {
 
 const rangeChunk = 1024
 
+// rangeRetries bounds how often Range reads a chunk's index entries again because rewrites
+// dropped the records they pointed to while it read them: each retry needs another rewrite of
+// the same stream to finish in between.
+const rangeRetries = 3
+
 // Range calls fn with events from..to (1-based, inclusive) of a stream in order, clipped to the
 // stream's durable length. It is the replay path: the index is read in chunks and fn runs outside
 // every lock and transaction. An error from fn stops the iteration and is returned.
@@ -261,9 +267,9 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 		// Positions are looked up for the rest of the chunk (from es[hinted] on) at its first
 		// record the cache lacks.
 		var hints []recordHint
-		hinted := 0
+		hinted, retries := 0, 0
 		var r *record
-		for i := range es {
+		for i := 0; i < len(es); {
 			e := &es[i]
 			// Consecutive events of a batch share their record, which a cache too small to keep
 			// it would otherwise make us read again for each.
@@ -276,7 +282,19 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 					s.hook("hinted")
 				}
 				if r, err = s.readRecord(e.holder, hints[i-hinted]); err != nil {
-					return err
+					if !errors.Is(err, ErrNotFound) || retries == rangeRetries {
+						return err
+					}
+					// A rewrite of this stream dropped the record since es was read: the
+					// index now points at the rewrite's records, so the rest is read again.
+					retries++
+					rest, err := s.entries(k, lo+uint64(i), hi)
+					if err != nil {
+						return err
+					}
+					copy(es[i:], rest)
+					hints, r = nil, nil
+					continue
 				}
 			}
 			ev, err := eventIn(r, k, lo+uint64(i), e)
@@ -286,6 +304,7 @@ func (s *Store) Range(k StreamKey, from, to uint64, fn func(Event) error) error 
 			if err := fn(ev); err != nil {
 				return err
 			}
+			i++
 		}
 	}
 	return nil
@@ -336,11 +355,19 @@ func (s *Store) Event(k StreamKey, idx uint64) (Event, error) {
 	if idx == 0 || idx > h.Length {
 		return Event{}, fmt.Errorf("%w: %s event %d of %d", ErrNotFound, k, idx, h.Length)
 	}
-	es, err := s.entries(k, idx, idx)
-	if err != nil {
-		return Event{}, err
+	for retries := 0; ; retries++ {
+		es, err := s.entries(k, idx, idx)
+		if err != nil {
+			return Event{}, err
+		}
+		s.hook("entry")
+		ev, err := s.eventFrom(k, idx, &es[0])
+		// A rewrite that dropped the record since the entry was read left the event in its own
+		// record (see Range).
+		if !errors.Is(err, ErrNotFound) || retries == rangeRetries {
+			return ev, err
+		}
 	}
-	return s.eventFrom(k, idx, &es[0])
 }
 
 // Hashes returns the chain values h_1..h_n of a stream from the index, without reading events:

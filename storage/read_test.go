@@ -425,3 +425,70 @@ func TestRangeLooksUpPositionsAgainAfterCompaction(t *testing.T) {
 		}
 	}
 }
+
+// A rewrite that runs while Range reads the very stream it rewrites drops the records Range's
+// index entries point to. Range then reads the entries again and goes on with the rewritten
+// events, instead of failing with a record that is not found.
+func TestRangeFollowsARewriteOfTheStreamItReads(t *testing.T) {
+	opts := testOptions()
+	opts.SegmentSize = 16 << 10
+	opts.CacheBytes = -1 // every event is read from the log
+	s, _ := openChecked(t, opts)
+	k := key("order", "erased")
+	const n = 200
+	for i := 0; i < n; i++ {
+		mustAppend(t, s, k, ev("was_noted", map[string]any{"secret": i}))
+	}
+	rewrites := 0
+	s.stepHook = func(step string) {
+		if step != "hinted" || rewrites > 0 {
+			return
+		}
+		rewrites++
+		if _, err := s.Rewrite(k, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
+			t.Error(err)
+		}
+	}
+	got := allEvents(t, s, k)
+	s.stepHook = nil
+	if rewrites != 1 {
+		t.Fatalf("rewrites %d: the test rewrote nothing", rewrites)
+	}
+	want := allEvents(t, s, k)
+	if len(got) != n || len(want) != n {
+		t.Fatalf("got %d events, then %d; want %d", len(got), len(want), n)
+	}
+	// The hook ran before the first record was read, so every event comes from the rewrite.
+	for i := range got {
+		if got[i].Index != want[i].Index || got[i].Hash != want[i].Hash || got[i].Type != "_was_tombstoned" {
+			t.Fatalf("event %d: %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+}
+
+// Event, like Range, reads the index entry again when a rewrite dropped its record meanwhile.
+func TestEventFollowsARewriteOfItsStream(t *testing.T) {
+	opts := testOptions()
+	opts.CacheBytes = -1
+	s, _ := openChecked(t, opts)
+	k := key("order", "erased")
+	mustAppend(t, s, k, ev("was_noted", map[string]any{"secret": 1}))
+	rewrites := 0
+	s.stepHook = func(step string) {
+		if step != "entry" || rewrites > 0 {
+			return
+		}
+		rewrites++
+		if _, err := s.Rewrite(k, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
+			t.Error(err)
+		}
+	}
+	got, err := s.Event(k, 1)
+	s.stepHook = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rewrites != 1 || got.Type != "_was_tombstoned" {
+		t.Fatalf("rewrites %d, event %+v: want the rewritten event", rewrites, got)
+	}
+}

@@ -82,8 +82,9 @@ type Store struct {
 
 	// stepHook, set only by tests before any erasure or read starts, runs at each durable step of
 	// an erasure job (recorded, carried, compacted, copied, vacuumed), where tests copy the files
-	// to reopen them as a crash there would leave them, and in Range once it has looked up record
-	// positions ahead (hinted), where tests move the records.
+	// to reopen them as a crash there would leave them, in Range once it has looked up record
+	// positions ahead (hinted) and in Event once it has read the index entry (entry), where tests
+	// move or drop the records.
 	stepHook func(step string)
 }
 
