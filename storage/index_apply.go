@@ -31,9 +31,36 @@ type indexTx struct {
 	// commits, so they are carved from chunks that are never reused instead of allocated one by
 	// one.
 	arena []byte
+	// slab hands out the txHeads of heads.
+	slab []txHead
+	// headPuts is finish's list of changed heads.
+	headPuts []kv
+}
+
+// indexScratch keeps the working memory of the background indexer's transactions from one to
+// the next: the buffers of a transaction of tens of thousands of records would otherwise be
+// grown again, copy by copy, every time.
+type indexScratch struct {
+	pendingEvents []eventPut
+	pendingSpace  []kv
+	headPuts      []kv
+	heads         map[StreamKey]*txHead
+}
+
+// release hands x's buffers back to sc, emptied so that they keep nothing of x alive. Call it
+// once x is done with, whether its transaction committed or not.
+func (x *indexTx) release(sc *indexScratch) {
+	clear(x.pendingEvents[:cap(x.pendingEvents)])
+	clear(x.pendingSpace[:cap(x.pendingSpace)])
+	clear(x.headPuts[:cap(x.headPuts)])
+	clear(x.heads)
+	sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.heads = x.pendingEvents[:0], x.pendingSpace[:0], x.headPuts[:0], x.heads
 }
 
 const arenaChunk = 64 << 10
+
+// headSlab is how many txHeads the transaction allocates at once.
+const headSlab = 256
 
 // alloc returns n bytes (length 0, capacity n) that no other Put of this transaction shares.
 func (x *indexTx) alloc(n int) []byte {
@@ -101,7 +128,9 @@ func readWatermark(tx *bolt.Tx) (watermark, error) {
 	return unmarshalWatermark(b)
 }
 
-func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
+// newIndexTx starts applying records in tx, with the buffers of sc if it is not nil (see
+// release).
+func newIndexTx(tx *bolt.Tx, sc *indexScratch) (*indexTx, error) {
 	wm, err := readWatermark(tx)
 	if err != nil {
 		return nil, err
@@ -110,6 +139,9 @@ func newIndexTx(tx *bolt.Tx) (*indexTx, error) {
 		wm:   wm,
 		meta: tx.Bucket(bucketMeta), streams: tx.Bucket(bucketStreams), events: tx.Bucket(bucketEvents),
 		space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
+	}
+	if sc != nil {
+		x.pendingEvents, x.pendingSpace, x.headPuts, x.heads = sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.heads
 	}
 	x.records = recordBlocks{b: tx.Bucket(bucketRecords), alloc: x.alloc}
 	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
@@ -126,13 +158,13 @@ func (x *indexTx) finish() error {
 	if err := x.flushPending(); err != nil {
 		return err
 	}
-	heads := make([]kv, 0, len(x.heads))
+	x.headPuts = slices.Grow(x.headPuts[:0], len(x.heads))
 	for k, h := range x.heads {
 		if h.dirty {
-			heads = append(heads, kv{k: streamKeyBytes(x.alloc(len(k.Type)+1+len(k.ID)), k), v: h.marshal(x.alloc(headSize))})
+			x.headPuts = append(x.headPuts, kv{k: streamKeyBytes(x.alloc(len(k.Type)+1+len(k.ID)), k), v: h.marshal(x.alloc(headSize))})
 		}
 	}
-	if err := putSorted(x.streams, heads); err != nil {
+	if err := putSorted(x.streams, x.headPuts); err != nil {
 		return err
 	}
 	if err := x.records.flush(); err != nil {
@@ -197,7 +229,11 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 	if h, ok := x.heads[k]; ok {
 		return h, nil
 	}
-	h := &txHead{}
+	if len(x.slab) == cap(x.slab) {
+		x.slab = make([]txHead, 0, headSlab)
+	}
+	x.slab = x.slab[:len(x.slab)+1]
+	h := &x.slab[len(x.slab)-1]
 	if b := x.lookupHead(k, fresh); b != nil {
 		if err := h.unmarshal(b); err != nil {
 			return nil, err

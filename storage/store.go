@@ -70,7 +70,8 @@ type Store struct {
 	dbMu sync.RWMutex
 	// idxMu is held by the indexer for each transaction, and by an index vacuum while it copies
 	// the file, so that no write is lost between the copy and the swap.
-	idxMu sync.Mutex
+	idxMu      sync.Mutex
+	idxScratch indexScratch // protected by idxMu
 
 	indexed     atomic.Uint64 // lsn of the last record in bbolt
 	indexSignal chan struct{}
@@ -342,7 +343,7 @@ func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
 			if tx, err = db.Begin(true); err != nil {
 				return err
 			}
-			if x, err = newIndexTx(tx); err != nil {
+			if x, err = newIndexTx(tx, nil); err != nil {
 				return err
 			}
 		}
@@ -581,10 +582,11 @@ func (s *Store) indexPending(all bool) {
 		}
 		s.idxMu.Lock()
 		err := s.update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx)
+			x, err := newIndexTx(tx, &s.idxScratch)
 			if err != nil {
 				return err
 			}
+			defer x.release(&s.idxScratch)
 			for _, a := range batch {
 				if err := x.apply(a.rec, a.pos); err != nil {
 					return err

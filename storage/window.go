@@ -12,8 +12,12 @@ package storage
 //
 // The zero value of T must never be stored: it is what an empty slot holds.
 type window[T comparable] struct {
-	base  uint64
-	win   []T
+	base uint64
+	win  []T
+	// buf is win's backing array from its first element: the slots that win dropped from its
+	// front are taken back when its end reaches buf's, instead of a new array. Every slot of buf
+	// outside win is zero.
+	buf   []T
 	used  int // non-empty slots of win
 	other map[uint64]T
 }
@@ -45,10 +49,8 @@ func (w *window[T]) set(k uint64, v T) {
 		}
 		w.win[k-w.base] = v
 	case k >= w.base && k-w.base-uint64(len(w.win)) <= maxWindowGap:
-		for uint64(len(w.win)) < k-w.base {
-			w.win = append(w.win, zero)
-		}
-		w.win = append(w.win, v)
+		w.extend(int(k-w.base) + 1)
+		w.win[k-w.base] = v
 		w.used++
 	default:
 		if w.other == nil {
@@ -60,6 +62,24 @@ func (w *window[T]) set(k uint64, v T) {
 	// A key that was outside the slice when it was set may be inside it now.
 	if w.other != nil {
 		delete(w.other, k)
+	}
+}
+
+// extend makes win n slots long, the new ones empty.
+func (w *window[T]) extend(n int) {
+	switch {
+	case n <= cap(w.win):
+		w.win = w.win[:n]
+	case n <= cap(w.buf)/2:
+		// Half of buf or more lies before win: slide win back to buf's start.
+		old := len(w.win)
+		copy(w.buf, w.win)
+		clear(w.buf[old:cap(w.buf)])
+		w.win = w.buf[:n]
+	default:
+		buf := make([]T, n, 2*n)
+		copy(buf, w.win)
+		w.buf, w.win = buf, buf
 	}
 }
 

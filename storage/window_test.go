@@ -66,3 +66,33 @@ func TestWindowModel(t *testing.T) {
 		check(-1, k)
 	}
 }
+
+// A window that slides at a steady length takes back the slots it dropped from its front instead
+// of allocating a new array each time its end reaches the old one's.
+func TestWindowSlidesWithoutAllocating(t *testing.T) {
+	var w window[uint64]
+	const length = 1000
+	next := uint64(1)
+	for ; next <= length; next++ {
+		w.set(next, next)
+	}
+	slide := func(n int) {
+		for range n {
+			w.set(next, next)
+			w.remove(next - length)
+			next++
+		}
+	}
+	// The array may grow once more at the first slides, to twice the length.
+	slide(length)
+	array := &w.buf[:1][0]
+	slide(10 * length)
+	if &w.buf[:1][0] != array {
+		t.Fatalf("the window allocated a new array while sliding (cap %d, length %d)", cap(w.buf), len(w.win))
+	}
+	for k := next - length; k < next; k++ {
+		if v, ok := w.get(k); !ok || v != k {
+			t.Fatalf("get(%d) = %d, %v", k, v, ok)
+		}
+	}
+}
