@@ -373,8 +373,8 @@ func (g *sidGen) next() StreamID {
 // A stream with records in flight always has its head in the map, so the durable view is exact
 // for any stream that is not. REQUIRES: s.mu held.
 func (s *Store) headLocked(k StreamKey) (head, error) {
-	if h, ok := s.mu.heads[k]; ok {
-		return *h, nil
+	if h, ok := s.mu.heads.get(k); ok {
+		return h.head, nil
 	}
 	var h head
 	if s.known.mayHave(k) {
@@ -383,27 +383,9 @@ func (s *Store) headLocked(k StreamKey) (head, error) {
 			return head{}, err
 		}
 	}
-	if len(s.mu.heads) >= s.mu.pruneAt {
-		s.pruneHeadsLocked()
-	}
-	s.mu.heads[k] = &h
+	s.mu.heads.prune(s.indexed.Load())
+	s.mu.heads.add(k, h)
 	return h, nil
-}
-
-const minPruneAt = 1 << 16
-
-// pruneHeadsLocked forgets the heads whose last record is already in bbolt: for those streams
-// the durable view is exact, so headLocked reloads the same head on next use. This bounds the
-// commit view by the streams with recent writes; the amortized cost is O(1) per new stream.
-// REQUIRES: s.mu held.
-func (s *Store) pruneHeadsLocked() {
-	indexed := s.indexed.Load()
-	for k, h := range s.mu.heads {
-		if h.lsn <= indexed {
-			delete(s.mu.heads, k)
-		}
-	}
-	s.mu.pruneAt = max(minPruneAt, 2*len(s.mu.heads))
 }
 
 // writeLocked assigns the lsn, patches it in and hands the record to the log, which fixes log
@@ -425,11 +407,10 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	}
 	for i := range heads {
 		heads[i].head.lsn = r.lsn
-		if cur, ok := s.mu.heads[heads[i].key]; ok {
-			*cur = heads[i].head
+		if cur, ok := s.mu.heads.get(heads[i].key); ok {
+			s.mu.heads.written(cur, heads[i].head)
 		} else {
-			h := heads[i].head
-			s.mu.heads[heads[i].key] = &h
+			s.mu.heads.add(heads[i].key, heads[i].head)
 		}
 	}
 	pending := s.wal.Write(kindRecord, p.payload)

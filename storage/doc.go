@@ -91,8 +91,9 @@
 // metadata that are already canonical (canonical.IsCanonical, the common case) are used as they
 // are, without a copy until encoding, and a commit of one event allocates its working set (record,
 // offsets, publication state) at once. The commit view keeps the heads of recently written streams
-// and forgets those already in bbolt once it grows, so its size follows the write rate, not the
-// number of streams. A stream missing from the commit view is searched in bbolt only if the
+// and, once it grows past its bound, forgets the least recently written of those already in
+// bbolt, a few at each new stream (commit_view.go), so its size follows the write rate, not the
+// number of streams, and no commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only if the
 // filter of known streams (known_streams.go) may have it, so a commit to a new stream searches
 // nothing; the indexer is told which streams had no head at all when a record was committed, so
 // it does not search bbolt for them either. The overlay and the record cache keep records and a

@@ -29,11 +29,10 @@ type Store struct {
 	// the commit view, and the wal.Write that fixes log order. Nothing slow happens under it.
 	mu struct {
 		sync.Mutex
-		heads   map[StreamKey]*head // protected by mu: commit view, including commits not yet durable
-		pruneAt int                 // protected by mu: size of heads that triggers pruneHeadsLocked
-		lsn     uint64              // protected by mu: last assigned lsn
-		lastSID StreamID            // protected by mu: last assigned stream id
-		closed  bool                // protected by mu
+		heads   *commitView // protected by mu: commit view, including commits not yet durable
+		lsn     uint64      // protected by mu: last assigned lsn
+		lastSID StreamID    // protected by mu: last assigned stream id
+		closed  bool        // protected by mu
 	}
 	// live holds the keys that IfAbsent puts made live and no delete removed since, so that later
 	// IfAbsent puts of them can be dropped. It changes only in writeLocked, under mu and its own
@@ -116,8 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		scanStop:    make(chan struct{}),
 		scanDone:    make(chan struct{}),
 	}
-	s.mu.heads = make(map[StreamKey]*head)
-	s.mu.pruneAt = minPruneAt
+	s.mu.heads = newCommitView()
 	s.flushCond = sync.NewCond(&s.flushMu)
 	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
 	if err != nil {
