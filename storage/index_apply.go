@@ -47,14 +47,32 @@ type indexScratch struct {
 	heads         map[StreamKey]*txHead
 }
 
-// release hands x's buffers back to sc, emptied so that they keep nothing of x alive. Call it
-// once x is done with, whether its transaction committed or not.
+// release hands x's buffers back to sc, emptied so that they keep nothing of x alive, unless
+// they outgrew scratchKeep (a burst of large records should not hold its memory for good). Call
+// it once x is done with, whether its transaction committed or not.
 func (x *indexTx) release(sc *indexScratch) {
-	clear(x.pendingEvents[:cap(x.pendingEvents)])
-	clear(x.pendingSpace[:cap(x.pendingSpace)])
-	clear(x.headPuts[:cap(x.headPuts)])
-	clear(x.heads)
-	sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.heads = x.pendingEvents[:0], x.pendingSpace[:0], x.headPuts[:0], x.heads
+	*sc = indexScratch{
+		pendingEvents: reusable(x.pendingEvents),
+		pendingSpace:  reusable(x.pendingSpace),
+		headPuts:      reusable(x.headPuts),
+	}
+	if len(x.heads) <= scratchKeep {
+		clear(x.heads)
+		sc.heads = x.heads
+	}
+}
+
+// scratchKeep is the largest buffer, in entries, that indexScratch keeps: enough for a
+// transaction of about 20,000 writes of ten events each.
+const scratchKeep = 1 << 18
+
+// reusable returns b emptied and cleared if it is small enough to keep, else nil.
+func reusable[T any](b []T) []T {
+	if cap(b) > scratchKeep {
+		return nil
+	}
+	clear(b[:cap(b)])
+	return b[:0]
 }
 
 const arenaChunk = 64 << 10

@@ -114,3 +114,16 @@ func TestRecordIndexModel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The indexer keeps a transaction's buffers for the next one, cleared, unless a burst made them
+// too large to hold on to.
+func TestIndexScratchKeepsOnlyModestBuffers(t *testing.T) {
+	small := make([]kv, 3, 8)
+	small[0] = kv{k: []byte("k"), v: []byte("v")}
+	if got := reusable(small); len(got) != 0 || cap(got) != 8 || got[:1][0].k != nil {
+		t.Fatalf("small buffer: len %d cap %d, first %+v; want it kept, empty and cleared", len(got), cap(got), got[:1][0])
+	}
+	if got := reusable(make([]kv, 0, scratchKeep+1)); got != nil {
+		t.Fatalf("a buffer past scratchKeep was kept (cap %d)", cap(got))
+	}
+}

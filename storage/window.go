@@ -77,7 +77,13 @@ func (w *window[T]) extend(n int) {
 		clear(w.buf[old:cap(w.buf)])
 		w.win = w.buf[:n]
 	default:
-		buf := make([]T, n, 2*n)
+		// Twice the length leaves room to slide back into; an empty window gets just its slot, as
+		// a new stream's window in the overlay often holds one event and no more.
+		size := 2 * n
+		if len(w.win) == 0 {
+			size = n
+		}
+		buf := make([]T, n, size)
 		copy(buf, w.win)
 		w.buf, w.win = buf, buf
 	}

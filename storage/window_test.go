@@ -96,3 +96,12 @@ func TestWindowSlidesWithoutAllocating(t *testing.T) {
 		}
 	}
 }
+
+// A new window takes one slot: most streams in the overlay hold one event and never grow.
+func TestNewWindowTakesOneSlot(t *testing.T) {
+	var w window[uint64]
+	w.set(7, 1)
+	if cap(w.buf) != 1 {
+		t.Fatalf("a window of one key has room for %d", cap(w.buf))
+	}
+}
