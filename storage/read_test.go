@@ -401,20 +401,11 @@ func TestRangeLooksUpPositionsAgainAfterCompaction(t *testing.T) {
 		mustAppend(t, s, erased, ev("was_noted", map[string]any{"secret": i}))
 	}
 	before := allEvents(t, s, kept)
-	rewrites := 0
-	s.stepHook = func(step string) {
-		if step != "hinted" || rewrites > 0 {
-			return
-		}
-		rewrites++
-		if _, err := s.Rewrite(erased, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
-			t.Error(err)
-		}
-	}
+	rewrites := rewriteOnceAt(t, s, erased, "hinted")
 	after := allEvents(t, s, kept)
 	s.stepHook = nil
-	if rewrites != 1 || s.compactions == 0 {
-		t.Fatalf("rewrites %d, compactions %d: the test moved no records", rewrites, s.compactions)
+	if *rewrites != 1 || s.compactions == 0 {
+		t.Fatalf("rewrites %d, compactions %d: the test moved no records", *rewrites, s.compactions)
 	}
 	if len(after) != n {
 		t.Fatalf("got %d events, want %d", len(after), n)
@@ -439,20 +430,11 @@ func TestRangeFollowsARewriteOfTheStreamItReads(t *testing.T) {
 	for i := 0; i < n; i++ {
 		mustAppend(t, s, k, ev("was_noted", map[string]any{"secret": i}))
 	}
-	rewrites := 0
-	s.stepHook = func(step string) {
-		if step != "hinted" || rewrites > 0 {
-			return
-		}
-		rewrites++
-		if _, err := s.Rewrite(k, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
-			t.Error(err)
-		}
-	}
+	rewrites := rewriteOnceAt(t, s, k, "hinted")
 	got := allEvents(t, s, k)
 	s.stepHook = nil
-	if rewrites != 1 {
-		t.Fatalf("rewrites %d: the test rewrote nothing", rewrites)
+	if *rewrites != 1 {
+		t.Fatalf("rewrites %d: the test rewrote nothing", *rewrites)
 	}
 	want := allEvents(t, s, k)
 	if len(got) != n || len(want) != n {
@@ -473,22 +455,29 @@ func TestEventFollowsARewriteOfItsStream(t *testing.T) {
 	s, _ := openChecked(t, opts)
 	k := key("order", "erased")
 	mustAppend(t, s, k, ev("was_noted", map[string]any{"secret": 1}))
-	rewrites := 0
-	s.stepHook = func(step string) {
-		if step != "entry" || rewrites > 0 {
-			return
-		}
-		rewrites++
-		if _, err := s.Rewrite(k, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
-			t.Error(err)
-		}
-	}
+	rewrites := rewriteOnceAt(t, s, k, "entry")
 	got, err := s.Event(k, 1)
 	s.stepHook = nil
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rewrites != 1 || got.Type != "_was_tombstoned" {
-		t.Fatalf("rewrites %d, event %+v: want the rewritten event", rewrites, got)
+	if *rewrites != 1 || got.Type != "_was_tombstoned" {
+		t.Fatalf("rewrites %d, event %+v: want the rewritten event", *rewrites, got)
 	}
+}
+
+// rewriteOnceAt makes s rewrite stream k into tombstones the first time it reaches step (see
+// Store.stepHook), and returns the count of rewrites it ran. The caller resets s.stepHook.
+func rewriteOnceAt(t *testing.T, s *Store, k StreamKey, step string) *int {
+	rewrites := new(int)
+	s.stepHook = func(at string) {
+		if at != step || *rewrites > 0 {
+			return
+		}
+		*rewrites++
+		if _, err := s.Rewrite(k, func(e Event) (NewEvent, error) { return ev("_was_tombstoned", map[string]any{}), nil }); err != nil {
+			t.Error(err)
+		}
+	}
+	return rewrites
 }
