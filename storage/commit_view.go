@@ -47,11 +47,10 @@ func (v *commitView) get(k StreamKey) (*commitHead, bool) {
 func (v *commitView) len() int { return len(v.m) }
 
 // add puts a head for k, which the view must not hold, as the most recently written.
-func (v *commitView) add(k StreamKey, h head) *commitHead {
+func (v *commitView) add(k StreamKey, h head) {
 	ch := &commitHead{head: h, key: k}
 	v.m[k] = ch
 	v.pushBack(ch)
-	return ch
 }
 
 // written sets ch's head and makes it the most recently written.
