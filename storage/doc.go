@@ -93,9 +93,9 @@
 // offsets, publication state) at once. The commit view keeps the heads of recently written streams
 // and, once it grows past its bound, forgets the least recently written of those already in
 // bbolt, a few at each new stream (commit_view.go), so its size follows the write rate, not the
-// number of streams, and no commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only if the
-// filter of known streams (known_streams.go) may have it, so a commit to a new stream searches
-// nothing; the indexer is told which streams had no head at all when a record was committed, so
+// number of streams, and no commit waits for a pass over it. A stream missing from the commit
+// view is searched in bbolt only if the filter of known streams (known_streams.go) may have it,
+// so a commit to a new stream searches nothing; the indexer is told which streams had no head at all when a record was committed, so
 // it does not search bbolt for them either. The overlay and the record cache keep records and a
 // stream's events in windows (window.go), slices that slide with the lsns and indexes they
 // hold. A failed log write or index write fails the store for good (ErrFailed):
