@@ -50,7 +50,7 @@ func (s *Suite) measure(ctx context.Context, sys System, note string, conns, eve
 		pids := sys.PIDs()
 		resetPeak(pids)
 		cpu0, self0 := cpuSeconds(pids), cpuSeconds([]int{os.Getpid()})
-		peakOf := sampleMemory(sys)
+		peakOf := sampleMemory(sys, memoryMB)
 		closed := drive(Load{Conns: conns, Duration: s.cfg.Duration})
 		peak := peakOf()
 		cpu, self := cpuSeconds(sys.PIDs())-cpu0, cpuSeconds([]int{os.Getpid()})-self0
