@@ -117,12 +117,12 @@ func statusKB(file, field string) float64 {
 }
 
 // sampleMemory starts watching the memory of sys and returns the function that stops and
-// returns the peak in MiB; pss is memoryMB, or a stand-in in tests. A single process has its exact peak in VmHWM (reset by resetPeak
-// before), read once at the end; a tree of processes is sampled every 100ms. Only the tree is
-// sampled because reading smaps_rollup walks the page tables of the whole process under its
-// mmap lock: for a server holding 1.4 GB it took 20-30 ms of kernel time, so sampling a single
-// process every 100ms took a fifth of a core from the measured system and stalled its page
-// faults, to learn a number VmHWM gives exactly.
+// returns the peak in MiB; pss is memoryMB, or a stand-in in tests. A single process has its
+// exact peak in VmHWM (reset by resetPeak before), read once at the end; only a tree of
+// processes is sampled, every 100ms. Reading smaps_rollup walks the page tables of the whole
+// process under its mmap lock: for a server holding 1.4 GB it took 20-30 ms of kernel time, so
+// sampling a single process every 100ms took a fifth of a core from the measured system and
+// stalled its page faults, to learn a number VmHWM gives exactly.
 func sampleMemory(sys System, pss func(pids []int) float64) func() float64 {
 	stop, done := make(chan struct{}), make(chan float64)
 	go func() {

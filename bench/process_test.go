@@ -4,7 +4,6 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // pidsOnly is a System of which the memory sampler uses only PIDs.
@@ -29,7 +28,6 @@ func TestSampleMemoryReadsPssOnlyForATreeOfProcesses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var reads atomic.Int64
 			stop := sampleMemory(pidsOnly{pids: c.pids}, func([]int) float64 { reads.Add(1); return 7 })
-			time.Sleep(250 * time.Millisecond)
 			peak := stop()
 			if got := reads.Load() > 0; got != c.wantReads {
 				t.Fatalf("Pss read %d times; want reads: %v", reads.Load(), c.wantReads)
