@@ -33,7 +33,7 @@ type singleEvent struct {
 	content [1][32]byte
 	expect  [1]Expect
 	head    [1]headUpdate
-	offs    [3]int
+	offs    [5]int // groups, events, hashes, and two ordered puts (an actor's and a target's)
 }
 
 type singleRecord struct {
@@ -50,7 +50,7 @@ func newSingleEvent() *prepared {
 	b.p.contents = b.content[:0]
 	b.p.expects = b.expect[:]
 	b.p.heads = b.head[:0]
-	b.p.offs = recordOffsets{groups: b.offs[0:0:1], events: b.offs[1:1:2], hashes: b.offs[2:2:3]}
+	b.p.offs = recordOffsets{groups: b.offs[0:0:1], events: b.offs[1:1:2], hashes: b.offs[2:2:3], puts: b.offs[3:3:5]}
 	return &b.p
 }
 
@@ -89,16 +89,17 @@ func (s *Store) dropLivePuts(rec *Record) (*Record, []liveKey) {
 	var relied []liveKey
 	var kept []Put
 	s.live.RLock()
-	for i, p := range rec.Puts {
-		if p.IfAbsent && s.live.has(p.Space, p.Key) {
+	for i := range rec.Puts {
+		p := &rec.Puts[i]
+		if p.IfAbsent && s.live.has(liveKeyOf(p, false)) {
 			if kept == nil {
 				kept = append(make([]Put, 0, len(rec.Puts)-1), rec.Puts[:i]...)
 			}
-			relied = append(relied, liveKey{p.Space, p.Key})
+			relied = append(relied, liveKeyOf(p, false))
 			continue
 		}
 		if kept != nil {
-			kept = append(kept, p)
+			kept = append(kept, *p)
 		}
 	}
 	s.live.RUnlock()
@@ -114,7 +115,7 @@ func (s *Store) dropLivePuts(rec *Record) (*Record, []liveKey) {
 // records that made them live are then in the log before the commit's own. REQUIRES: s.mu held.
 func (s *Store) stillLiveLocked(keys []liveKey) bool {
 	for _, k := range keys {
-		if !s.live.has(k.space, k.key) {
+		if !s.live.has(k) {
 			return false
 		}
 	}
@@ -185,7 +186,15 @@ func prepare(in *Record) (*prepared, error) {
 		if !validSpace(pt.Space) {
 			return nil, fmt.Errorf("%w: record space %q", ErrInvalid, pt.Space)
 		}
-		r.puts = append(r.puts, Put{Space: pt.Space, Key: pt.Key, Value: append([]byte{}, pt.Value...), IfAbsent: pt.IfAbsent})
+		key := pt.Key
+		if pt.Stream != (StreamKey{}) {
+			if !slices.ContainsFunc(in.Appends, func(a Append) bool { return a.Stream == pt.Stream }) {
+				return nil, fmt.Errorf("%w: put of %q ordered by %s, which the record does not append to", ErrInvalid, pt.Key, pt.Stream)
+			}
+			// The digits are filled in under the commit lock (assignLocked).
+			key = pt.Key + "0000000000000000\x00" + pt.Stream.ID
+		}
+		r.puts = append(r.puts, Put{Space: pt.Space, Key: key, Value: append([]byte{}, pt.Value...), IfAbsent: pt.IfAbsent, Stream: pt.Stream})
 	}
 	for _, d := range in.Deletes {
 		if !validSpace(d.Space) {
@@ -204,7 +213,7 @@ func (p *prepared) encode() {
 	if cap(p.offs.groups) < len(p.rec.groups) || cap(p.offs.events) < n || cap(p.offs.hashes) < n {
 		p.offs = recordOffsets{groups: make([]int, 0, len(p.rec.groups)), events: make([]int, 0, n), hashes: make([]int, 0, n)}
 	}
-	p.offs.groups, p.offs.events, p.offs.hashes = p.offs.groups[:0], p.offs.events[:0], p.offs.hashes[:0]
+	p.offs.groups, p.offs.events, p.offs.hashes, p.offs.puts = p.offs.groups[:0], p.offs.events[:0], p.offs.hashes[:0], p.offs.puts[:0]
 	p.payload = p.rec.marshal(make([]byte, 0, p.rec.encodedSize()), &p.offs)
 	p.rec.size = len(p.payload)
 	ord := 0
@@ -342,8 +351,33 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 		}
 		res.Lengths[gi] = h.Length
 	}
+	ordered := 0
+	for i := range r.puts {
+		pt := &r.puts[i]
+		if pt.Stream == (StreamKey{}) {
+			continue
+		}
+		h, err := find(pt.Stream)
+		if err != nil {
+			return CommitResult{}, nil, err
+		}
+		digits := p.payload[p.offs.puts[ordered] : p.offs.puts[ordered]+16]
+		putHex(digits, uint64(h.FirstTimestamp))
+		at := len(pt.Key) - len(pt.Stream.ID) - orderedKeyTail
+		pt.Key = pt.Key[:at] + string(digits) + pt.Key[at+16:]
+		ordered++
+	}
 	s.mu.lastSID = sids.last
 	return res, heads, nil
+}
+
+// putHex writes v as len(dst) lowercase hex digits, zero-padded.
+func putHex(dst []byte, v uint64) {
+	const digits = "0123456789abcdef"
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = digits[v&15]
+		v >>= 4
+	}
 }
 
 // sidGen makes stream ids after last: the current millisecond with sequence 0, or, when the
@@ -436,9 +470,9 @@ func (s *Store) noteLiveLocked(r *record) {
 	}
 	s.live.Lock()
 	defer s.live.Unlock()
-	for _, p := range r.puts {
-		if p.IfAbsent {
-			s.live.add(p.Space, p.Key)
+	for i := range r.puts {
+		if p := &r.puts[i]; p.IfAbsent {
+			s.live.add(liveKeyOf(p, true))
 		}
 	}
 	for _, d := range r.deletes {

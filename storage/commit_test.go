@@ -367,3 +367,97 @@ func TestIfAbsentPuts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Ordered puts (Put.Stream): the key is completed under the commit lock with the stream's first
+// timestamp, whether the stream is new in the record or not, so an entity's keys list streams
+// by age; IfAbsent works on them as on plain keys, delete included.
+func TestOrderedPuts(t *testing.T) {
+	const space, prefix = "refs", "actor\x00user\x00u1\x00order\x00"
+	s, dir := openChecked(t, testOptions())
+	at := func(ts int64) NewEvent { e := ev("e", 1); e.Timestamp = ts; return e }
+	put := func(k StreamKey, value string, ifAbsent bool) Put {
+		return Put{Space: space, Key: prefix, Value: []byte(value), IfAbsent: ifAbsent, Stream: k}
+	}
+	commit := func(rec *Record) {
+		t.Helper()
+		if _, err := s.Commit(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := func() []string {
+		t.Helper()
+		var got []string
+		if err := s.Scan(space, prefix, func(k string, v []byte) error {
+			got = append(got, fmt.Sprintf("%q=%s", k[len(prefix):], v))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	check := func(what string, want ...string) {
+		t.Helper()
+		if got := scan(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s:\n got %v\nwant %v", what, got, want)
+		}
+	}
+	// The ids sort against the streams' age: "z" is the oldest stream.
+	oldest, middle, young := key("order", "z"), key("order", "m"), key("order", "a")
+
+	commit(&Record{Appends: []Append{{Stream: oldest, Events: []NewEvent{at(0x100), at(0x900)}}}, Puts: []Put{put(oldest, "1", false)}})
+	check("a new stream", `"0000000000000100\x00z"=1`)
+
+	commit(&Record{Appends: []Append{{Stream: oldest, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x500)}}}, Puts: []Put{put(oldest, "2", false)}})
+	check("a stream written again keeps its first timestamp", `"0000000000000100\x00z"=2`)
+
+	commit(&Record{
+		Appends: []Append{{Stream: young, Events: []NewEvent{at(0x300)}}, {Stream: oldest, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x50)}}, {Stream: middle, Events: []NewEvent{at(0x200)}}},
+		Puts:    []Put{put(young, "3", false), put(oldest, "4", false), put(middle, "5", false), {Space: space, Key: prefix + "plain", Value: []byte("6")}},
+	})
+	check("three streams in one record", `"0000000000000100\x00z"=4`, `"0000000000000200\x00m"=5`, `"0000000000000300\x00a"=3`, `"plain"=6`)
+
+	neg := key("order", "n")
+	commit(&Record{Appends: []Append{{Stream: neg, Events: []NewEvent{at(-2)}}}, Puts: []Put{put(neg, "7", false)}})
+	if got := scan(); got[len(got)-2] != `"fffffffffffffffe\x00n"=7` {
+		t.Fatalf("a negative first timestamp: got %v, want it in two's complement", got)
+	}
+
+	if _, err := s.Commit(&Record{Appends: []Append{{Stream: young, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(1)}}}, Puts: []Put{put(middle, "x", false)}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a put ordered by a stream the record does not append to: got %v, want ErrInvalid", err)
+	}
+
+	// IfAbsent: the second put of the key is dropped; a delete of the key, which names it by
+	// its final form, makes the next put write it again.
+	hot := key("order", "hot")
+	commit(&Record{Appends: []Append{{Stream: hot, Events: []NewEvent{at(0x400)}}}, Puts: []Put{put(hot, "a", true)}})
+	final := prefix + "0000000000000400\x00hot"
+	first, ok := s.spaceHolder(space, final)
+	if !ok || !first.live {
+		t.Fatalf("%q not live after its put", final)
+	}
+	commit(&Record{Appends: []Append{{Stream: hot, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x401)}}}, Puts: []Put{put(hot, "b", true)}})
+	if e, _ := s.spaceHolder(space, final); e.holder != first.holder || string(e.value) != "a" {
+		t.Fatalf("a live ordered key put again: holder %d value %q, want the first put's", e.holder, e.value)
+	}
+	commit(&Record{Deletes: []Delete{{Space: space, Key: final}}})
+	commit(&Record{Appends: []Append{{Stream: hot, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x402)}}}, Puts: []Put{put(hot, "c", true)}})
+	if e, ok := s.spaceHolder(space, final); !ok || !e.live || string(e.value) != "c" {
+		t.Fatalf("after a delete: %q live %v value %q, want the put written", final, e.live, e.value)
+	}
+
+	// The record holds the final keys: they survive a restart and a rebuild (openChecked).
+	before := scan()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if s, err = Open(dir, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan(); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("after a restart: %v, want %v", got, before)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,6 +26,12 @@
 // between makes the commit write the put after all. References from actors to the streams they
 // write, put again by every write, are the case it is for.
 //
+// A Put with Stream set (an ordered put) is encoded with 16 zero digits in its key, which the
+// commit lock replaces with the stream's first timestamp, as it fills in stream ids and hashes;
+// the log holds the complete key, so the index, a rebuild and an erasure see an ordinary key.
+// The tombstone references use it: keys of new streams then go to the end of an entity's range
+// instead of to random places of the index.
+//
 // # Invariants
 //
 //   - OCC inside the commit: every expectation is compared, under the commit lock, with a commit

@@ -5,50 +5,93 @@ import "sync"
 // liveSet is what Store.live remembers: the record-space keys that IfAbsent puts made live and no
 // delete removed since, by space. It keeps the callers' key strings, so remembering a key costs a
 // map entry and no copy. Bounded by liveKeysMax: emptied when full.
+//
+// The key of an ordered put (Put.Stream) is complete only under the commit lock, so such a key is
+// known by Put.Key and the stream instead. The complete key holds the stream's id but not its
+// type, so a delete cannot tell which of those it ends; it forgets all of its space's instead,
+// which only costs a few puts written again.
 type liveSet struct {
 	sync.RWMutex
-	spaces map[string]map[string]struct{}
-	n      int
+	spaces  map[string]map[liveName]struct{}
+	ordered map[string]map[liveName]struct{} // the keys of ordered puts, by space
+	n       int
 }
 
 // liveKeysMax bounds a liveSet.
 const liveKeysMax = 1 << 15
 
-// liveKey names a key a commit relied on being live.
-type liveKey struct{ space, key string }
+// liveKey names a key a commit relied on being live: a key, or, with stream set, the key an
+// ordered put with that Key and Stream completes.
+type liveKey struct {
+	space, key string
+	stream     StreamKey
+}
 
-// has reports whether key is known live in space. REQUIRES: l held, for reading at least.
-func (l *liveSet) has(space, key string) bool {
-	_, ok := l.spaces[space][key]
+type liveName struct {
+	key    string
+	stream StreamKey
+}
+
+// liveKeyOf names the key of p, which is complete if complete is set (see Put.Stream).
+func liveKeyOf(p *Put, complete bool) liveKey {
+	key := p.Key
+	if complete && p.Stream != (StreamKey{}) {
+		key = key[:len(key)-len(p.Stream.ID)-orderedKeyTail]
+	}
+	return liveKey{space: p.Space, key: key, stream: p.Stream}
+}
+
+func (l *liveSet) bySpace(k liveKey) map[string]map[liveName]struct{} {
+	if k.stream != (StreamKey{}) {
+		return l.ordered
+	}
+	return l.spaces
+}
+
+// has reports whether k is known live. REQUIRES: l held, for reading at least.
+func (l *liveSet) has(k liveKey) bool {
+	_, ok := l.bySpace(k)[k.space][liveName{k.key, k.stream}]
 	return ok
 }
 
-// add remembers key as live in space. REQUIRES: l held for writing.
-func (l *liveSet) add(space, key string) {
+// add remembers k as live. REQUIRES: l held for writing.
+func (l *liveSet) add(k liveKey) {
 	if l.n >= liveKeysMax {
 		clear(l.spaces)
+		clear(l.ordered)
 		l.n = 0
 	}
-	keys := l.spaces[space]
-	if keys == nil {
-		if l.spaces == nil {
-			l.spaces = make(map[string]map[string]struct{})
+	spaces := l.bySpace(k)
+	if spaces == nil {
+		spaces = make(map[string]map[liveName]struct{})
+		if k.stream != (StreamKey{}) {
+			l.ordered = spaces
+		} else {
+			l.spaces = spaces
 		}
-		keys = make(map[string]struct{})
-		l.spaces[space] = keys
 	}
-	if _, ok := keys[key]; !ok {
-		keys[key] = struct{}{}
+	names := spaces[k.space]
+	if names == nil {
+		names = make(map[liveName]struct{})
+		spaces[k.space] = names
+	}
+	if _, ok := names[liveName{k.key, k.stream}]; !ok {
+		names[liveName{k.key, k.stream}] = struct{}{}
 		l.n++
 	}
 }
 
-// remove forgets key in space. REQUIRES: l held for writing.
+// remove forgets key in space, and every ordered put's key of the space (see liveSet).
+// REQUIRES: l held for writing.
 func (l *liveSet) remove(space, key string) {
-	if keys := l.spaces[space]; keys != nil {
-		if _, ok := keys[key]; ok {
-			delete(keys, key)
+	if names := l.spaces[space]; names != nil {
+		if _, ok := names[liveName{key: key}]; ok {
+			delete(names, liveName{key: key})
 			l.n--
 		}
+	}
+	if names := l.ordered[space]; len(names) > 0 {
+		l.n -= len(names)
+		delete(l.ordered, space)
 	}
 }

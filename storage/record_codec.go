@@ -62,6 +62,7 @@ type recordOffsets struct {
 	groups []int // offset of each group's first-index field
 	events []int // offset of each event's sid field, in record order
 	hashes []int // offset of each event's hash field, in record order
+	puts   []int // offset of each ordered put's timestamp digits (see Put.Stream), in put order
 }
 
 const headerSize = 1 + 8 + 8
@@ -134,6 +135,9 @@ func (r *record) marshal(dst []byte, offs *recordOffsets) []byte {
 	for _, p := range r.puts {
 		dst = appendStr(dst, p.Space)
 		dst = appendStr(dst, p.Key)
+		if offs != nil && p.Stream != (StreamKey{}) {
+			offs.puts = append(offs.puts, len(dst)-base-len(p.Stream.ID)-orderedKeyTail)
+		}
 		dst = appendBytes(dst, p.Value)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(r.deletes)))

@@ -122,7 +122,19 @@ type Put struct {
 	// knows the key is (the key then keeps the value it has), and writes it otherwise. For keys
 	// that many commits put again and again with the same value, such as references.
 	IfAbsent bool
+	// Stream, when set, orders the key by the age of one of the record's streams: the key
+	// stored is Key, then the stream's first timestamp as 16 lowercase hex digits (two's
+	// complement), then a NUL byte and Stream.ID. A B+tree takes new keys one after another
+	// instead of at random places, which matters for keys put once per new stream: under one
+	// Key, those of new streams land at the end. Stream must be appended to by the record; the
+	// first timestamp is the head's, or the timestamp of the stream's first event in this
+	// record when the stream is empty.
+	Stream StreamKey
 }
+
+// orderedKeyTail is the size of what an ordered put adds to its Key before Stream.ID: 16 hex
+// digits and a NUL byte.
+const orderedKeyTail = 17
 
 // Delete removes Key from the record space Space.
 type Delete struct {

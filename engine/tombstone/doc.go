@@ -9,10 +9,13 @@
 // index lives in the space "refs": every write puts, in the same record as its events, one empty
 // value per (role, referenced entity, stream), keyed
 //
-//	<role> 0x00 <ref type> 0x00 <ref id> 0x00 <stream type> 0x00 <stream id>
+//	<role> 0x00 <ref type> 0x00 <ref id> 0x00 <stream type> 0x00 <first timestamp> 0x00 <stream id>
 //
 // (role "actor" or "target"), so that discovery is one prefix scan per cascading role and type
-// instead of a read of every stream. Streams written before the index existed are not found.
+// instead of a read of every stream. The store fills in the stream's first timestamp (16 hex
+// digits, storage.Put.Stream) so that an entity's references to new streams are put one after
+// another at the end of its range, not at random places of the index; keys from before that
+// hold no timestamp and are read all the same. Streams written before the index existed are not found.
 //
 // # Invariants
 //

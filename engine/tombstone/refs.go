@@ -88,7 +88,7 @@ type refParts struct {
 }
 
 func (p *refParts) size() int {
-	return len(p.role) + len(p.ref.typ) + len(p.ref.id) + len(p.stream.Type) + len(p.stream.ID) + 4
+	return len(p.role) + len(p.ref.typ) + len(p.ref.id) + len(p.stream.Type) + 4
 }
 
 // smallRefs is how many distinct puts AppendRefPuts dedupes by comparing their parts.
@@ -111,15 +111,16 @@ func (c *refCollector) add(dst []storage.Put, role string, r rawRef, stream stor
 		c.seen = make(map[string]bool, 4*smallRefs)
 		dst = c.flush(dst)
 		for _, p := range dst[len(dst)-smallRefs:] {
-			c.seen[p.Key] = true
+			c.seen[p.Key+"\x00"+p.Stream.ID] = true
 		}
 	}
 	key := refKey(role, r, stream)
-	if c.seen[key] {
+	seen := key + "\x00" + stream.ID
+	if c.seen[seen] {
 		return dst
 	}
-	c.seen[key] = true
-	return append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}, IfAbsent: ifAbsent})
+	c.seen[seen] = true
+	return append(dst, storage.Put{Space: RefSpace, Key: key, Value: []byte{}, IfAbsent: ifAbsent, Stream: stream})
 }
 
 // flush appends a put for each part held, their keys cut from one string.
@@ -141,7 +142,7 @@ func (c *refCollector) flush(dst []storage.Put) []storage.Put {
 	dst = slices.Grow(dst, len(parts))
 	for i := range parts {
 		size := parts[i].size()
-		dst = append(dst, storage.Put{Space: RefSpace, Key: keys[:size], Value: []byte{}, IfAbsent: parts[i].ifAbsent})
+		dst = append(dst, storage.Put{Space: RefSpace, Key: keys[:size], Value: []byte{}, IfAbsent: parts[i].ifAbsent, Stream: parts[i].stream})
 		keys = keys[size:]
 	}
 	c.n = 0
@@ -155,7 +156,8 @@ func (r rawRef) usable() bool {
 	return len(r.typ) > 0 && len(r.id) > 0 && bytes.IndexByte(r.typ, 0) < 0 && bytes.IndexByte(r.id, 0) < 0
 }
 
-// refKey is refPrefix(role, entity, stream.Type) followed by stream.ID, built in one allocation.
+// refKey is refPrefix(role, entity, stream.Type), built in one allocation; the store completes
+// it with the stream's first timestamp and id (storage.Put.Stream).
 func refKey(role string, r rawRef, stream storage.StreamKey) string {
 	p := refParts{role: role, ref: r, stream: stream}
 	var k strings.Builder
@@ -173,7 +175,6 @@ func writeRefKey(k *strings.Builder, role string, r rawRef, stream storage.Strea
 	k.WriteByte(0)
 	k.WriteString(stream.Type)
 	k.WriteByte(0)
-	k.WriteString(stream.ID)
 }
 
 // parseRefs reads metadata.actor and metadata.target, in that order; an absent one is empty.
@@ -314,6 +315,16 @@ func refPrefix(role string, entity storage.StreamKey, streamType string) string 
 	return role + "\x00" + entity.Type + "\x00" + entity.ID + "\x00" + streamType + "\x00"
 }
 
+// refStreamID returns the stream id at the end of a reference key, after prefix: the store put
+// the stream's first timestamp (16 hex digits) and a NUL byte before it. Keys written before
+// references were ordered by age hold the id alone; ids never hold a NUL byte.
+func refStreamID(rest string) string {
+	if len(rest) > 17 && rest[16] == 0 {
+		return rest[17:]
+	}
+	return rest
+}
+
 // Discover returns the streams that a tombstone of entity rewrites besides entity's own: those of
 // the types with a cascade rule in which entity appears in a cascading role. Types without
 // onTombstone, and roles that preserve, are never scanned. The result is sorted and free of
@@ -334,7 +345,7 @@ func Discover(st storage.EventStore, sp *spec.Spec, entity storage.StreamKey) ([
 			}
 			prefix := refPrefix(r.role, entity, typ)
 			err := st.Scan(RefSpace, prefix, func(key string, _ []byte) error {
-				k := storage.StreamKey{Type: typ, ID: key[len(prefix):]}
+				k := storage.StreamKey{Type: typ, ID: refStreamID(key[len(prefix):])}
 				if k != entity {
 					found[k] = true
 				}

@@ -19,11 +19,11 @@ func TestRefPuts(t *testing.T) {
 		want []string
 	}{
 		{"actor and target", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"},"target":{"type":"user","id":"bob"}}`)}}},
-			[]string{"actor\x00user\x00alice\x00message\x00m1", "target\x00user\x00bob\x00message\x00m1"}},
+			[]string{"actor\x00user\x00alice\x00message\x00@message:m1", "target\x00user\x00bob\x00message\x00@message:m1"}},
 		{"one put per entity and stream", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`), ev(`{"actor":{"type":"user","id":"alice"}}`)}}},
-			[]string{"actor\x00user\x00alice\x00message\x00m1"}},
+			[]string{"actor\x00user\x00alice\x00message\x00@message:m1"}},
 		{"the same metadata on two streams", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`)}}, {Stream: storage.StreamKey{Type: "message", ID: "m2"}, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"alice"}}`)}}},
-			[]string{"actor\x00user\x00alice\x00message\x00m1", "actor\x00user\x00alice\x00message\x00m2"}},
+			[]string{"actor\x00user\x00alice\x00message\x00@message:m1", "actor\x00user\x00alice\x00message\x00@message:m2"}},
 		{"metadata without refs", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"timestamp":1}`), ev(`not json`), {Type: "x"}}}}, nil},
 		{"id with a NUL is skipped", []storage.Append{{Stream: msg, Events: []storage.NewEvent{ev(`{"actor":{"type":"user","id":"a\u0000b"}}`)}}}, nil},
 	}
@@ -33,13 +33,16 @@ func TestRefPuts(t *testing.T) {
 			if p.Space != RefSpace {
 				t.Errorf("%s: put in space %q, want %q", c.name, p.Space, RefSpace)
 			}
-			got = append(got, p.Key)
+			got = append(got, refOf(p))
 		}
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
 }
+
+// refOf shows a reference put as its key, "@" and the stream whose age and id complete the key.
+func refOf(p storage.Put) string { return p.Key + "@" + p.Stream.String() }
 
 // refPutKeysByDecoder is the index keys of one event's metadata as the JSON decoder reads it:
 // the reference the decoder-free path of AppendRefPuts must match.
@@ -54,7 +57,7 @@ func refPutKeysByDecoder(meta string, stream storage.StreamKey) []string {
 		ref  *ref
 	}{{RoleActor, m.Actor}, {RoleTarget, m.Target}} {
 		if r.ref != nil && (rawRef{typ: []byte(r.ref.Type), id: []byte(r.ref.ID)}).usable() {
-			keys = append(keys, refPrefix(r.role, storage.StreamKey{Type: r.ref.Type, ID: r.ref.ID}, stream.Type)+stream.ID)
+			keys = append(keys, refPrefix(r.role, storage.StreamKey{Type: r.ref.Type, ID: r.ref.ID}, stream.Type)+"@"+stream.String())
 		}
 	}
 	return keys
@@ -93,7 +96,7 @@ func TestRefPutsMatchTheDecoder(t *testing.T) {
 	} {
 		var got []string
 		for _, p := range AppendRefPuts(nil, []storage.Append{{Stream: msg, Events: []storage.NewEvent{{Type: "x", Metadata: json.RawMessage(meta)}}}}) {
-			got = append(got, p.Key)
+			got = append(got, refOf(p))
 		}
 		if want := refPutKeysByDecoder(meta, msg); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 			t.Errorf("%s: got %q, want %q", meta, got, want)
@@ -160,6 +163,22 @@ func TestRefPutsIfAbsent(t *testing.T) {
 					t.Errorf("%s, %d streams: put %q IfAbsent=%v, want %v", c.name, streams, p.Key, p.IfAbsent, c.want)
 				}
 			}
+		}
+	}
+}
+
+// Discovery reads the stream id from keys the store completed with a first timestamp and from
+// keys written before that, which end in the id alone.
+func TestRefStreamID(t *testing.T) {
+	for _, c := range []struct{ rest, want string }{
+		{"0000000065a4e2a0\x00c0000000-0000-4000-a000-000000000001", "c0000000-0000-4000-a000-000000000001"},
+		{"fffffffffffffffe\x00global", "global"},
+		{"c0000000-0000-4000-a000-000000000001", "c0000000-0000-4000-a000-000000000001"},
+		{"0000000065a4e2a0", "0000000065a4e2a0"},
+		{"global", "global"},
+	} {
+		if got := refStreamID(c.rest); got != c.want {
+			t.Errorf("refStreamID(%q) = %q, want %q", c.rest, got, c.want)
 		}
 	}
 }
