@@ -23,10 +23,11 @@ const liveKeysMax = 1 << 15
 // liveKey names a key a commit relied on being live: a key, or, with stream set, the key an
 // ordered put with that Key and Stream completes.
 type liveKey struct {
-	space, key string
-	stream     StreamKey
+	space string
+	liveName
 }
 
+// liveName is a key within its space.
 type liveName struct {
 	key    string
 	stream StreamKey
@@ -38,7 +39,7 @@ func liveKeyOf(p *Put, complete bool) liveKey {
 	if complete && p.Stream != (StreamKey{}) {
 		key = key[:len(key)-len(p.Stream.ID)-orderedKeyTail]
 	}
-	return liveKey{space: p.Space, key: key, stream: p.Stream}
+	return liveKey{p.Space, liveName{key, p.Stream}}
 }
 
 func (l *liveSet) bySpace(k liveKey) map[string]map[liveName]struct{} {
@@ -50,7 +51,7 @@ func (l *liveSet) bySpace(k liveKey) map[string]map[liveName]struct{} {
 
 // has reports whether k is known live. REQUIRES: l held, for reading at least.
 func (l *liveSet) has(k liveKey) bool {
-	_, ok := l.bySpace(k)[k.space][liveName{k.key, k.stream}]
+	_, ok := l.bySpace(k)[k.space][k.liveName]
 	return ok
 }
 
@@ -75,8 +76,8 @@ func (l *liveSet) add(k liveKey) {
 		names = make(map[liveName]struct{})
 		spaces[k.space] = names
 	}
-	if _, ok := names[liveName{k.key, k.stream}]; !ok {
-		names[liveName{k.key, k.stream}] = struct{}{}
+	if _, ok := names[k.liveName]; !ok {
+		names[k.liveName] = struct{}{}
 		l.n++
 	}
 }

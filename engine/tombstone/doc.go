@@ -15,7 +15,8 @@
 // instead of a read of every stream. The store fills in the stream's first timestamp (16 hex
 // digits, storage.Put.Stream) so that an entity's references to new streams are put one after
 // another at the end of its range, not at random places of the index; keys from before that
-// hold no timestamp and are read all the same. Streams written before the index existed are not found.
+// hold no timestamp and are read all the same. Streams written before the index existed are not
+// found.
 //
 // # Invariants
 //
