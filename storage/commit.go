@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -362,22 +363,13 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 			return CommitResult{}, nil, err
 		}
 		digits := p.payload[p.offs.puts[ordered] : p.offs.puts[ordered]+16]
-		putHex(digits, uint64(h.FirstTimestamp))
+		hex.Encode(digits, binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(h.FirstTimestamp)))
 		at := len(pt.Key) - len(pt.Stream.ID) - orderedKeyTail
 		pt.Key = pt.Key[:at] + string(digits) + pt.Key[at+16:]
 		ordered++
 	}
 	s.mu.lastSID = sids.last
 	return res, heads, nil
-}
-
-// putHex writes v as len(dst) lowercase hex digits, zero-padded.
-func putHex(dst []byte, v uint64) {
-	const digits = "0123456789abcdef"
-	for i := len(dst) - 1; i >= 0; i-- {
-		dst[i] = digits[v&15]
-		v >>= 4
-	}
 }
 
 // sidGen makes stream ids after last: the current millisecond with sequence 0, or, when the
