@@ -58,7 +58,8 @@ func newSingleEvent() *prepared {
 // Commit writes rec as one log record: every append and record-space change in it, or none. It
 // checks every expectation against the streams' current lengths, including commits that are not
 // durable yet, assigns stream ids, extends the hash chains and returns once the record is
-// durable and visible to reads. A failed expectation returns a *ConflictError and writes nothing.
+// durable and visible to reads. A failed expectation writes nothing and returns a *ConflictError
+// once the commits it failed against are durable and visible too.
 func (s *Store) Commit(rec *Record) (CommitResult, error) {
 	in, relied := s.dropLivePuts(rec)
 	p, err := prepare(in)
@@ -267,6 +268,9 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 	res, heads, err := s.assignLocked(p)
 	if err != nil {
 		s.mu.Unlock()
+		if c, ok := err.(*ConflictError); ok {
+			err = s.visibleConflict(c)
+		}
 		return CommitResult{}, err
 	}
 	pending := s.writeLocked(p, heads)
@@ -316,7 +320,7 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 		// the indexer need not look for one.
 		g.fresh = h.lsn == 0 && h.no == 0
 		if ex := p.expects[gi]; ex.Kind != Skip && ex.Length != h.Length {
-			return CommitResult{}, nil, &ConflictError{Stream: g.stream, Kind: ex.Kind, Expected: ex.Length, Actual: h.Length}
+			return CommitResult{}, nil, &ConflictError{Stream: g.stream, Kind: ex.Kind, Expected: ex.Length, Actual: h.Length, lsn: h.lsn}
 		}
 		g.first = h.Length + 1
 		binary.LittleEndian.PutUint64(p.payload[p.offs.groups[gi]:], g.first)

@@ -47,6 +47,59 @@ func TestCommitAssignsIndexesIDsAndChain(t *testing.T) {
 	}
 }
 
+// A commit that loses to one still waiting for its fsync answers only once the winner is durable
+// and visible: the conflict's Actual is then a length readers see, never one that counts events
+// not yet acknowledged, and a retry that reads the length finds it.
+func TestConflictWaitsForTheWinnerToBeVisible(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("order", "o1")
+	mustAppend(t, s, k, ev("was_placed", 1))
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // before the store's close, which waits for the held commit
+	s.publishHook = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	winner := make(chan error, 1)
+	go func() {
+		_, err := appendOne(s, k, Expect{Kind: Exactly, Length: 1}, ev("had_item_added", 1))
+		winner <- err
+	}()
+	<-held
+	type answer struct {
+		err    error
+		length uint64
+	}
+	loser := make(chan answer, 1)
+	go func() {
+		_, err := appendOne(s, k, Expect{Kind: Exactly, Length: 1}, ev("had_item_added", 2))
+		n, lerr := s.Length(k)
+		loser <- answer{errors.Join(err, lerr), n}
+	}()
+	select {
+	case a := <-loser:
+		t.Fatalf("the loser was answered (%v, readers see length %d) while the winner was not yet visible", a.err, a.length)
+	case <-time.After(50 * time.Millisecond):
+	}
+	releaseAll()
+	if err := <-winner; err != nil {
+		t.Fatal(err)
+	}
+	a := <-loser
+	var ce *ConflictError
+	if !errors.As(a.err, &ce) || ce.Expected != 1 || ce.Actual != 2 {
+		t.Fatalf("loser: got %v, want a conflict expecting 1 with actual 2", a.err)
+	}
+	if a.length != ce.Actual {
+		t.Fatalf("right after the conflict readers see length %d, the conflict said %d", a.length, ce.Actual)
+	}
+}
+
 func TestCommitMultiStreamIsAllOrNothing(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	a, b := key("order", "o1"), key("inventory", "i1")

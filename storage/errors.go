@@ -31,11 +31,14 @@ var (
 )
 
 // ConflictError says which stream failed its expectation. errors.Is(err, ErrConflict) holds.
+// Actual is a durable length: a commit returns the error only once the record that gave the
+// stream that length is durable and visible to reads.
 type ConflictError struct {
 	Stream   StreamKey
 	Kind     ExpectKind
 	Expected uint64
 	Actual   uint64
+	lsn      uint64 // the record that gave the stream its length Actual
 }
 
 func (e *ConflictError) Error() string {

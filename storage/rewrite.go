@@ -124,7 +124,7 @@ func (s *Store) rewriteOnce(k StreamKey, fn func(Event) (NewEvent, error)) (Rewr
 	}
 	if cur.Length != h.Length {
 		s.mu.Unlock()
-		return RewriteResult{}, &ConflictError{Stream: k, Kind: Exactly, Expected: h.Length, Actual: cur.Length}
+		return RewriteResult{}, s.visibleConflict(&ConflictError{Stream: k, Kind: Exactly, Expected: h.Length, Actual: cur.Length, lsn: cur.lsn})
 	}
 	last := g.events[len(g.events)-1]
 	cur.LastHash, cur.LastTimestamp, cur.FirstTimestamp = last.hash, last.ts, g.events[0].ts

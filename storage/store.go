@@ -46,9 +46,13 @@ type Store struct {
 	scanDone chan struct{}
 
 	// qmu guards inflight: records written to the log, in lsn order, not yet published to the
-	// overlay. Lock order: mu, then qmu.
-	qmu      sync.Mutex
-	inflight []*applied // protected by qmu
+	// overlay; and published, the lsn of the last record readers can see. Lock order: mu, then
+	// qmu.
+	qmu       sync.Mutex
+	inflight  []*applied // protected by qmu
+	published uint64     // protected by qmu
+	// pubCond, on qmu, is broadcast each time the publisher is done with a group of records.
+	pubCond *sync.Cond
 
 	active    sync.WaitGroup // records between their wal.Write and their publication
 	pubSignal chan struct{}
@@ -86,6 +90,10 @@ type Store struct {
 	// positions ahead (hinted) and in Event once it has read the index entry (entry), where tests
 	// move or drop the records.
 	stepHook func(step string)
+	// publishHook, set only by tests before the commits it should see, runs in the publisher
+	// before it waits for a group's fsync; tests block in it to keep written records from
+	// readers.
+	publishHook func()
 }
 
 func (s *Store) hook(step string) {
@@ -117,6 +125,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.mu.heads = newCommitView()
 	s.flushCond = sync.NewCond(&s.flushMu)
+	s.pubCond = sync.NewCond(&s.qmu)
 	w, err := wal.Open(filepath.Join(dir, "log"), walOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open log: %w", err)
@@ -132,6 +141,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.mu.lsn, s.mu.lastSID = wm.lsn, wm.lastSID
+	s.published = wm.lsn
 	s.indexed.Store(wm.lsn)
 	go s.indexer()
 	go s.publisher()
@@ -483,6 +493,9 @@ func (s *Store) publisher() {
 				return
 			}
 		}
+		if s.publishHook != nil {
+			s.publishHook()
+		}
 		err := first.pending.Wait()
 		end := s.wal.End()
 		s.qmu.Lock()
@@ -513,12 +526,35 @@ func (s *Store) publisher() {
 			default:
 			}
 		}
+		s.qmu.Lock()
+		if err == nil {
+			s.published = items[len(items)-1].rec.lsn
+		}
+		s.pubCond.Broadcast()
+		s.qmu.Unlock()
 		for _, a := range items {
 			a.err = err
 			a.done <- struct{}{}
 			s.active.Done()
 		}
 	}
+}
+
+// visibleConflict returns c once the record that gave its stream the length c reports is durable
+// and visible to reads, or the store's failure if that record never is. Under the commit lock a
+// stream's length counts commits still waiting for their fsync; answering at once would tell the
+// client of events that are not acknowledged (and could still be lost), and a length read
+// straight after, as a retry does, would not see them yet and conflict again.
+func (s *Store) visibleConflict(c *ConflictError) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	for s.published < c.lsn {
+		if err := s.failure(); err != nil {
+			return err
+		}
+		s.pubCond.Wait()
+	}
+	return c
 }
 
 const (

@@ -19,12 +19,13 @@
 // expects it (one retry on a conflict, then 409) whenever the record depends on what was read:
 // implied events computed from the state, or an idempotency marker that names the events'
 // position; a record that depends on nothing appends at the end, since no interleaving can make
-// it stale. External OCC expects previous_length (a conflict is final); skip_occ appends without
-// a check. Extra puts (an idempotency marker) ride
-// in the same record. The record is where implications belong: an Expander adds the appends of
-// implied events to other streams before the commit, so a trigger and everything it implies stay
-// one record. Without an Expander, a trigger whose event type declares implications is refused
-// rather than written without them.
+// it stale. Storage reports a conflict only once the commit that won is visible, so the retry's
+// length read sees it. External OCC expects previous_length (a conflict is final); skip_occ
+// appends without a check. Extra puts (an idempotency marker) ride in the same record. The
+// record is where implications belong: an Expander adds the appends of implied events to other
+// streams before the commit, so a trigger and everything it implies stay one record. Without an
+// Expander, a trigger whose event type declares implications is refused rather than written
+// without them.
 //
 // # Invariants
 //
