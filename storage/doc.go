@@ -93,7 +93,9 @@
 // Every method is safe for concurrent use. The commit lock (Store.mu) covers only in-memory work
 // and wal.Write; fsync waits happen outside it: one publisher goroutine waits for each group
 // commit, publishes the group to the overlay in log order and wakes its committers, each on a
-// channel taken from a pool. Everything else a commit needs happens before the lock: data and
+// channel taken from a pool. A commit whose expectation fails waits until the publisher has
+// published the record it lost to (Store.published), so that a conflict reports only lengths
+// readers see. Everything else a commit needs happens before the lock: data and
 // metadata that are already canonical (canonical.IsCanonical, the common case) are used as they
 // are, without a copy until encoding, and a commit of one event allocates its working set (record,
 // offsets, publication state) at once. The commit view keeps the heads of recently written streams
