@@ -571,6 +571,14 @@ const (
 	// aggregates from 64 writers, 500 ms instead of a fixed 100 cut the CPU per write by about a
 	// fifth). Cheap transactions keep the pause short, so the index lags the log, and a restart
 	// after a crash catches up, by little.
+	//
+	// Under that load a transaction takes about 12 us per write. Larger ones cost less per
+	// write (about 7 us with pauses of four times the last transaction, up to 4 s, and batches of
+	// 200,000 records; 64 connections wrote 10-15% more), but the server held half a gigabyte
+	// more at peak and the open-loop p99 at 64 connections was two to three times longer; with
+	// the queue also bounded to 64 MB of payload the gain was within the noise and batches of
+	// 100 events lost 8%. The gain is the streams bucket's pages shared by more writes, which a
+	// larger index takes away again. Not taken.
 	indexPauseMin = 100 * time.Millisecond
 	indexPauseMax = time.Second
 )
