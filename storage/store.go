@@ -583,7 +583,7 @@ const (
 	// A fixed pause of 2 s (so every transaction a full batch under that load) wrote about 6% more
 	// at 64 connections over 15 s runs, but the open-loop p99 of one connection went from 5 to 20
 	// ms (each transaction a longer stall), 256 connections lost about 12% and map writes 7%, and
-	// batches of 100 events held 1.5 GB more; 1 s and 3 s did no better. Running the indexer's
+	// batches of 100 events held 1.5-1.8 GB more; 1 s and 3 s did no better. Running the indexer's
 	// thread at nice 19 (with one more GOMAXPROCS) won 7-9% in 4 s runs and nothing in 15 s runs:
 	// it only moved index work past the end of the measurement. Yielding to other goroutines every
 	// 64 records did not shorten the p99 either. Not taken.
