@@ -33,10 +33,10 @@ func (s *Store) Erase(puts []Put, deletes []Delete) error {
 	}
 	keys := make(map[string]bool, len(puts)+len(deletes))
 	for _, pt := range puts {
-		keys[string(spaceKey(pt.Space, pt.Key))] = true
+		keys[spaceKeyString(pt.Space, pt.Key)] = true
 	}
 	for _, d := range deletes {
-		keys[string(spaceKey(d.Space, d.Key))] = true
+		keys[spaceKeyString(d.Space, d.Key)] = true
 	}
 	s.rewriteMu.Lock()
 	defer s.rewriteMu.Unlock()

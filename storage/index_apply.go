@@ -361,7 +361,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 }
 
 func (x *indexTx) applySpace(r *record, space, key string, live bool, value []byte) error {
-	k := spaceKey(space, key)
+	k := appendSpaceKey(x.alloc(len(space)+1+len(key)), space, key)
 	b, err := x.getIfCarry(r, x.space, k)
 	if err != nil {
 		return err

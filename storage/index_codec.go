@@ -71,12 +71,16 @@ func eventKey(dst []byte, streamNo, index uint64) []byte {
 
 func u64Key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-func spaceKey(space, key string) []byte {
-	b := make([]byte, 0, len(space)+1+len(key))
-	b = append(b, space...)
-	b = append(b, 0)
-	return append(b, key...)
+// appendSpaceKey appends to dst the space bucket's key of a record-space key: the space, a NUL
+// byte, the key.
+func appendSpaceKey(dst []byte, space, key string) []byte {
+	dst = append(dst, space...)
+	dst = append(dst, 0)
+	return append(dst, key...)
 }
+
+// spaceKeyString is the key of appendSpaceKey as a string, in one allocation.
+func spaceKeyString(space, key string) string { return space + "\x00" + key }
 
 // watermark is the index's progress through the log.
 type watermark struct {

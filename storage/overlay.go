@@ -17,7 +17,9 @@ type overlay struct {
 	mu      sync.RWMutex
 	streams map[StreamKey]*ovStream // protected by mu
 	records window[wal.Pos]         // protected by mu; by lsn
-	space   map[string]spaceEntry   // protected by mu; keyed by spaceKey
+	space   map[string]spaceEntry   // protected by mu; keyed by spaceKeyString
+	// keyScratch builds the space keys trimLocked looks up; protected by mu.
+	keyScratch []byte
 
 	// qmu guards queue: published records the indexer has not taken. It is separate from mu so
 	// that taking a batch does not wait for readers or publishers.
@@ -93,7 +95,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		o.stream(h.key).head = h.head
 	}
 	setSpace := func(space, key string, live bool, value []byte) {
-		k := string(spaceKey(space, key))
+		k := spaceKeyString(space, key)
 		if carry {
 			cur, ok := o.space[k]
 			if !ok {
@@ -147,15 +149,19 @@ func (o *overlay) trimLocked(a *applied) {
 		}
 	}
 	for _, p := range r.puts {
-		k := string(spaceKey(p.Space, p.Key))
-		if e, ok := o.space[k]; ok && e.holder == r.lsn {
-			delete(o.space, k)
-		}
+		o.trimSpaceLocked(p.Space, p.Key, r.lsn)
 	}
 	for _, d := range r.deletes {
-		k := string(spaceKey(d.Space, d.Key))
-		if e, ok := o.space[k]; ok && e.holder == r.lsn {
-			delete(o.space, k)
-		}
+		o.trimSpaceLocked(d.Space, d.Key, r.lsn)
+	}
+}
+
+// trimSpaceLocked drops the version of a space key that the record lsn set, unless a later record
+// replaced it. The key is built in a scratch buffer: looking it up and deleting it by the
+// buffer's bytes allocates nothing. REQUIRES: o.mu held for writing.
+func (o *overlay) trimSpaceLocked(space, key string, lsn uint64) {
+	o.keyScratch = appendSpaceKey(o.keyScratch[:0], space, key)
+	if e, ok := o.space[string(o.keyScratch)]; ok && e.holder == lsn {
+		delete(o.space, string(o.keyScratch))
 	}
 }

@@ -440,7 +440,7 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 
 // Get returns the value of key in a record space, or ErrNotFound.
 func (s *Store) Get(space, key string) ([]byte, error) {
-	k := string(spaceKey(space, key))
+	k := spaceKeyString(space, key)
 	s.ov.mu.RLock()
 	oe, inOverlay := s.ov.space[k]
 	s.ov.mu.RUnlock()
@@ -478,10 +478,10 @@ func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func
 		key string
 		e   spaceEntry
 	}
-	full := string(spaceKey(space, prefix))
+	full := spaceKeyString(space, prefix)
 	from, skipFrom := full, false
 	if paged && after >= prefix {
-		from, skipFrom = string(spaceKey(space, after)), true
+		from, skipFrom = spaceKeyString(space, after), true
 	}
 	inRange := func(k string) bool { return strings.HasPrefix(k, full) && k >= from && !(skipFrom && k == from) }
 	var ov []item

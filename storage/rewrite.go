@@ -312,7 +312,7 @@ func (s *Store) carry(x uint64) (uint64, error) {
 
 // spaceHolder returns the current version of a record-space key, live or deleted.
 func (s *Store) spaceHolder(space, key string) (spaceEntry, bool) {
-	k := string(spaceKey(space, key))
+	k := spaceKeyString(space, key)
 	s.ov.mu.RLock()
 	oe, inOverlay := s.ov.space[k]
 	s.ov.mu.RUnlock()

@@ -175,27 +175,38 @@ func (s *Store) ResolveKey(secret string) (Key, Instance, error) {
 	hash := sha256.Sum256([]byte(secret))
 	rec, inst, ok := s.keys.get(hash)
 	if !ok {
-		gen := s.keys.generation()
-		err := s.db.View(func(tx *bolt.Tx) error {
-			id := tx.Bucket(bucketKeyHashes).Get(hash[:])
-			if id == nil {
-				return ErrKeyUnknown
-			}
-			if err := getJSON(tx.Bucket(bucketKeys), id, &rec); err != nil {
-				return err
-			}
-			return getJSON(tx.Bucket(bucketInstances), []byte(rec.InstanceID), &inst)
-		})
-		if err != nil {
+		var err error
+		if rec, inst, err = s.loadKey(hash); err != nil {
 			return Key{}, Instance{}, err
 		}
-		s.keys.put(hash, gen, rec, inst)
 	}
 	// Checked at every use, cached or not: a key can be set to stop working at a future time.
 	if rec.Revoked(s.now()) {
 		return Key{}, Instance{}, ErrKeyRevoked
 	}
 	return rec.Key, inst, nil
+}
+
+// loadKey reads the records of the key whose secret has the given hash, and caches them. It is
+// apart from ResolveKey so that the records it decodes into, which the transaction's closure makes
+// escape, are allocated on a cache miss only.
+func (s *Store) loadKey(hash [sha256.Size]byte) (rec keyRecord, inst Instance, err error) {
+	gen := s.keys.generation()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketKeyHashes).Get(hash[:])
+		if id == nil {
+			return ErrKeyUnknown
+		}
+		if err := getJSON(tx.Bucket(bucketKeys), id, &rec); err != nil {
+			return err
+		}
+		return getJSON(tx.Bucket(bucketInstances), []byte(rec.InstanceID), &inst)
+	})
+	if err != nil {
+		return keyRecord{}, Instance{}, err
+	}
+	s.keys.put(hash, gen, rec, inst)
+	return rec, inst, nil
 }
 
 // keyCache remembers resolved keys by the hash of their secret, so that a data-plane request

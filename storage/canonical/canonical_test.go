@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -84,6 +85,48 @@ func TestCanonicalizeFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCanonicalizeConcurrently runs the file's cases from several goroutines at once, each in its
+// own order, so that parsers taken from the pool after a failure, after a deeper or larger
+// document, or by another goroutine must give the same answers as fresh ones.
+func TestCanonicalizeConcurrently(t *testing.T) {
+	cases := readCases(t, "testdata/canonicalize.txt")
+	want := make([]string, len(cases))
+	for i, c := range cases {
+		got, err := Canonicalize([]byte(c.input))
+		if err != nil {
+			want[i] = "error: " + err.Error()
+		} else {
+			want[i] = string(got)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			dst := []byte("prefix")
+			for range 20 {
+				for _, i := range rng.Perm(len(cases)) {
+					out, err := Append(dst, []byte(cases[i].input))
+					got := string(out[len(dst):])
+					if err != nil {
+						got = "error: " + err.Error()
+						if len(out) != len(dst) {
+							t.Errorf("%s: a failed Append grew dst to %q", cases[i].name, out)
+						}
+					}
+					if got != want[i] {
+						t.Errorf("%s: got %s, want %s", cases[i].name, got, want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestCanonicalMeansTheSameJSON(t *testing.T) {
