@@ -331,7 +331,11 @@ func (p *parser) sortMembers(dst []byte, base int, members []member) ([]byte, er
 	}
 	out = append(out, '}')
 	p.tmp = out
-	return append(dst[:base], out...), nil
+	dst = append(dst[:base], out...)
+	// The parser goes back to the pool: it must not keep an event's data in memory after the
+	// event is erased.
+	clear(out)
+	return dst, nil
 }
 
 func compareMembers(a, b member) int { return bytes.Compare(a.key, b.key) }

@@ -290,3 +290,19 @@ func TestSafeRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledParserForgetsData: a parser goes back to the pool after each call, so its scratch
+// must not hold an event's data once the call returns (an erased event would live on in it).
+func TestPooledParserForgetsData(t *testing.T) {
+	p := &parser{src: []byte(`{"b":"secret-value","a":{"d":"nested-secret","c":1}}`)}
+	out, err := p.value(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":{"c":1,"d":"nested-secret"},"b":"secret-value"}`; string(out) != want {
+		t.Fatalf("got %s, want %s", out, want)
+	}
+	if scratch := p.tmp[:cap(p.tmp)]; bytes.Contains(scratch, []byte("secret")) {
+		t.Fatalf("the scratch kept the data: %q", scratch)
+	}
+}
