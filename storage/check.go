@@ -2,11 +2,13 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/j17-go/j17/wal"
 	bolt "go.etcd.io/bbolt"
@@ -21,7 +23,7 @@ func Rebuild(dir string, opts Options) error {
 	defer w.Close()
 	path := filepath.Join(dir, "index.db")
 	tmp := path + ".rebuild"
-	if err := buildIndex(tmp, w, opts.NoSync); err != nil {
+	if err := buildIndex(tmp, w, opts.NoSync, opts.mergeMin()); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -36,7 +38,7 @@ func walOptions(o Options) wal.Options {
 }
 
 // buildIndex writes a fresh index of every record in the log to path.
-func buildIndex(path string, w *wal.Log, noSync bool) error {
+func buildIndex(path string, w *wal.Log, noSync bool, mergeMin int) error {
 	os.Remove(path)
 	db, err := bolt.Open(path, 0o644, boltOptions(noSync))
 	if err != nil {
@@ -46,7 +48,7 @@ func buildIndex(path string, w *wal.Log, noSync bool) error {
 	if err := db.Update(createBuckets); err != nil {
 		return err
 	}
-	_, err = catchUp(db, w)
+	_, err = catchUp(db, w, newRecentNames(), mergeMin)
 	return err
 }
 
@@ -65,7 +67,7 @@ func Check(dir string, opts Options) error {
 	defer w.Close()
 	fresh := filepath.Join(dir, "index.check.db")
 	defer os.Remove(fresh)
-	if err := buildIndex(fresh, w, true); err != nil {
+	if err := buildIndex(fresh, w, true, opts.mergeMin()); err != nil {
 		return err
 	}
 	ro := &bolt.Options{ReadOnly: true}
@@ -99,7 +101,11 @@ func Check(dir string, opts Options) error {
 	if format != indexFormat {
 		return fmt.Errorf("%w: index.db has format %d, this version writes %d; opening the store rebuilds it", ErrIndexMismatch, format, indexFormat)
 	}
-	if _, err := catchUp(current, w); err != nil {
+	recent := newRecentNames()
+	if err := loadRecentNames(current, recent); err != nil {
+		return err
+	}
+	if _, err := catchUp(current, w, recent, opts.mergeMin()); err != nil {
 		return err
 	}
 	return compareIndexes(current, rebuilt)
@@ -125,22 +131,24 @@ func copyFile(src, dst string) error {
 
 // compareIndexes reports the first difference between two indexes of one log. Stream numbers
 // depend on the records the log held when each stream was first indexed, and compaction drops
-// records, so a live index and a rebuild may number streams differently: streams and events are
-// compared through the numbers, everything else byte for byte.
+// records, so a live index and a rebuild may number streams differently; and how many names are
+// merged depends on where transactions began. Streams are compared by key, through the names
+// bucket and the recent names, and their heads and events through the numbers; everything else
+// byte for byte.
 func compareIndexes(a, b *bolt.DB) error {
 	return a.View(func(ta *bolt.Tx) error {
 		return b.View(func(tb *bolt.Tx) error {
 			for _, name := range allBuckets {
 				var err error
 				switch {
-				case bytes.Equal(name, bucketEvents):
-					continue // compared stream by stream with the streams bucket
-				case bytes.Equal(name, bucketStreams):
+				case bytes.Equal(name, bucketEvents), bytes.Equal(name, bucketNames):
+					continue // compared stream by stream with the heads
+				case bytes.Equal(name, bucketHeads):
 					err = compareStreams(ta, tb)
 				case bytes.Equal(name, bucketMeta):
 					err = compareBucket(name, ta.Bucket(name), tb.Bucket(name), func(k, v []byte) []byte {
-						if bytes.Equal(k, metaStateKey) && len(v) == 36 {
-							return v[:28] // without the count of stream numbers
+						if bytes.Equal(k, metaStateKey) && len(v) == watermarkSize {
+							return v[:watermarkLogSize] // without the counts of numbers and names
 						}
 						return v
 					})
@@ -175,19 +183,42 @@ func compareBucket(name []byte, a, b *bolt.Bucket, norm func(k, v []byte) []byte
 	return nil
 }
 
-// compareStreams compares the heads of two indexes without their numbers, and each stream's
-// events, and checks that neither index holds events of a stream it does not know.
+// compareStreams compares the streams of two indexes in key order: their heads, and each stream's
+// events; and checks that every head has a name and neither index holds events of a stream it
+// does not know.
 func compareStreams(ta, tb *bolt.Tx) error {
-	sa, sb := ta.Bucket(bucketStreams).Cursor(), tb.Bucket(bucketStreams).Cursor()
+	sa, err := newKeyedStreams(ta)
+	if err != nil {
+		return err
+	}
+	sb, err := newKeyedStreams(tb)
+	if err != nil {
+		return err
+	}
+	ha, hb := ta.Bucket(bucketHeads), tb.Bucket(bucketHeads)
 	ea, eb := ta.Bucket(bucketEvents).Cursor(), tb.Bucket(bucketEvents).Cursor()
-	var countA, countB int
-	ka, va := sa.First()
-	kb, vb := sb.First()
-	for ka != nil || kb != nil {
-		if !bytes.Equal(ka, kb) || len(va) != headSize || len(vb) != headSize || !bytes.Equal(va[:headSize-8], vb[:headSize-8]) {
-			return fmt.Errorf("%w: bucket streams: index has %q=%x, rebuild has %q=%x", ErrIndexMismatch, ka, va, kb, vb)
+	var streams, countA, countB int
+	for {
+		ka, noA, okA, err := sa.next()
+		if err != nil {
+			return err
 		}
-		pa, pb := va[headSize-8:], vb[headSize-8:]
+		kb, noB, okB, err := sb.next()
+		if err != nil {
+			return err
+		}
+		if !okA && !okB {
+			break
+		}
+		if okA != okB || !bytes.Equal(ka, kb) {
+			return fmt.Errorf("%w: stream names: index has %q, rebuild has %q", ErrIndexMismatch, ka, kb)
+		}
+		pa, pb := u64Key(noA), u64Key(noB)
+		va, vb := ha.Get(pa), hb.Get(pb)
+		if va == nil || vb == nil || !bytes.Equal(headKey(va), ka) || !bytes.Equal(va, vb) {
+			return fmt.Errorf("%w: bucket heads: stream %q: index has %x, rebuild has %x", ErrIndexMismatch, ka, va, vb)
+		}
+		streams++
 		xa, ya := ea.Seek(pa)
 		xb, yb := eb.Seek(pb)
 		for (xa != nil && bytes.HasPrefix(xa, pa)) || (xb != nil && bytes.HasPrefix(xb, pb)) {
@@ -199,13 +230,64 @@ func compareStreams(ta, tb *bolt.Tx) error {
 			xa, ya = ea.Next()
 			xb, yb = eb.Next()
 		}
-		ka, va = sa.Next()
-		kb, vb = sb.Next()
+	}
+	if na, nb := ha.Stats().KeyN, hb.Stats().KeyN; na != streams || nb != streams {
+		return fmt.Errorf("%w: bucket heads: index holds %d heads and rebuild %d, of %d named streams", ErrIndexMismatch, na, nb, streams)
 	}
 	if na, nb := ta.Bucket(bucketEvents).Stats().KeyN, tb.Bucket(bucketEvents).Stats().KeyN; na != countA || nb != countB {
 		return fmt.Errorf("%w: bucket events: index holds %d events of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, countA, na, countB, nb)
 	}
 	return nil
+}
+
+// keyedStreams walks the streams of an index in key order: the names bucket merged with the
+// recent names, read from the heads numbered above the watermark's named count.
+type keyedStreams struct {
+	names  *bolt.Cursor
+	nk, nv []byte
+	recent []keyedStream
+}
+
+type keyedStream struct {
+	key []byte
+	no  uint64
+}
+
+func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
+	wm, err := readWatermark(tx)
+	if err != nil {
+		return nil, err
+	}
+	w := &keyedStreams{names: tx.Bucket(bucketNames).Cursor()}
+	c := tx.Bucket(bucketHeads).Cursor()
+	for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
+		w.recent = append(w.recent, keyedStream{headKey(v), binary.BigEndian.Uint64(k)})
+	}
+	slices.SortFunc(w.recent, func(a, b keyedStream) int { return bytes.Compare(a.key, b.key) })
+	w.nk, w.nv = w.names.First()
+	return w, nil
+}
+
+// next returns the next stream's key and number, or ok false after the last one.
+func (w *keyedStreams) next() (key []byte, no uint64, ok bool, err error) {
+	fromNames := w.nk != nil && (len(w.recent) == 0 || bytes.Compare(w.nk, w.recent[0].key) <= 0)
+	switch {
+	case fromNames:
+		if len(w.nv) != 8 {
+			return nil, 0, false, fmt.Errorf("%w: bucket names: %q has a bad number", ErrIndexMismatch, w.nk)
+		}
+		key, no = w.nk, binary.BigEndian.Uint64(w.nv)
+		if len(w.recent) > 0 && bytes.Equal(w.recent[0].key, key) {
+			return nil, 0, false, fmt.Errorf("%w: stream %q is named and recent", ErrIndexMismatch, key)
+		}
+		w.nk, w.nv = w.names.Next()
+	case len(w.recent) > 0:
+		key, no = w.recent[0].key, w.recent[0].no
+		w.recent = w.recent[1:]
+	default:
+		return nil, 0, false, nil
+	}
+	return key, no, true, nil
 }
 
 // verifyChains recomputes every stream's chain from the events stored in the log.
@@ -232,12 +314,12 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 	}
 	return db.View(func(tx *bolt.Tx) error {
 		eb := tx.Bucket(bucketEvents)
-		return tx.Bucket(bucketStreams).ForEach(func(sk, hv []byte) error {
+		return tx.Bucket(bucketHeads).ForEach(func(nk, hv []byte) error {
 			var h head
-			if err := h.unmarshal(hv); err != nil {
+			if err := h.unmarshal(nk, hv); err != nil {
 				return err
 			}
-			k, err := parseStreamKey(sk)
+			k, err := parseStreamKey(headKey(hv))
 			if err != nil {
 				return err
 			}

@@ -62,13 +62,13 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		k, v := tx.Bucket(bucketStreams).Cursor().First()
+		k, v := tx.Bucket(bucketHeads).Cursor().First()
 		if k == nil {
 			return errors.New("no stream head to tamper with")
 		}
 		tampered := append([]byte(nil), v...)
 		tampered[0] ^= 0xff
-		return tx.Bucket(bucketStreams).Put(append([]byte(nil), k...), tampered)
+		return tx.Bucket(bucketHeads).Put(append([]byte(nil), k...), tampered)
 	})
 	if cerr := db.Close(); err != nil || cerr != nil {
 		t.Fatal(err, cerr)

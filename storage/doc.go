@@ -42,7 +42,8 @@
 //   - Hash chains: h_0 = 32 zero bytes, h_i = SHA-256(h_{i-1} || ContentHash(event_i)); each
 //     event's h_i is stored in its record and in the index. ContentHash documents canonical(event).
 //   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
-//     exactly the index the store maintains; Check verifies this and every chain.
+//     the index the store maintains, up to the numbers streams get and how many of their names
+//     have been merged into the names bucket; Check verifies this and every chain.
 //   - Erasure is real: Rewrite returns after the records that held the old events are gone from
 //     every file of the log, the stream's snapshot is deleted and the read cache evicted. Erase
 //     returns after the records that held any older value of its record-space keys are gone from
@@ -52,16 +53,15 @@
 //
 // # Durability
 //
-// Commit returns after the record is fsynced (group commit: concurrent commits share one write
-// and one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks
-// only. The index is not fsynced per commit: a background indexer applies durable records to
-// bbolt in batches (up to 65,536 records; after each transaction it pauses twice as long as the
-// transaction took, from 100 ms to 1 s, unless a full batch is waiting or a reader waits for the
-// index), one transaction per batch with the applied
-// watermark in it, and until then reads find them in an in-memory overlay. Spacing the
-// transactions keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a
-// batch share the pages it touches; a transaction also puts its keys in key order. Snapshots are
-// never fsynced; a torn one reads as absent.
+// Commit returns after the record is fsynced (group commit: concurrent commits share one write and
+// one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks only.
+// The index is not fsynced per commit: a background indexer applies durable records to bbolt in
+// batches (up to 65,536 records; after each transaction it pauses twice as long as the transaction
+// took, from 300 ms to 1 s, unless a full batch is waiting or a reader waits for the index), one
+// transaction per batch with the applied watermark in it, and until then reads find them in an
+// in-memory overlay. Spacing the transactions keeps bbolt's page rewrites and fsyncs from crowding
+// the log's fsyncs, and lets a batch share the pages it touches; a transaction also puts its keys
+// in key order. Snapshots are never fsynced; a torn one reads as absent.
 //
 // # Recovery
 //
@@ -95,30 +95,33 @@
 // commit, publishes the group to the overlay in log order and wakes its committers, each on a
 // channel taken from a pool. A commit whose expectation fails waits until the publisher has
 // published the record it lost to (Store.published), so that a conflict reports only lengths
-// readers see. Everything else a commit needs happens before the lock: data and
-// metadata that are already canonical (canonical.IsCanonical, the common case) are used as they
-// are, without a copy until encoding, and a commit of one event allocates its working set (record,
-// offsets, publication state) at once. The commit view keeps the heads of recently written streams
-// and, once it grows past its bound, forgets the least recently written of those already in bbolt,
-// a few at each new stream (commit_view.go), so its size follows the write rate, not the number of
-// streams, and no commit waits for a pass over it. A stream missing from the commit view is
-// searched in bbolt only if the filter of known streams (known_streams.go) may have it, so a commit
-// to a new stream searches nothing; the indexer is told which streams had no head at all when a
-// record was committed, so it does not search bbolt for them either. The overlay and the record
-// cache keep records and a stream's events in windows (window.go), slices that slide with the lsns
-// and indexes they hold. A failed log write or index write fails the store for good (ErrFailed):
-// reopening recovers every acknowledged commit. Readers never take the commit lock: they read the
-// overlay under a read lock, bbolt in read transactions, and records from the log or the cache.
-// Position lookups are serialized with compaction by compactMu, so a reader can wait for the index
-// swap of a compaction, never for a commit. Range looks up the positions of a chunk's uncached
-// records in one transaction and uses them only if no compaction has run since (a counter under
-// compactMu). A rewrite of the stream a reader is reading may drop the records its index entries
-// point to; Range and Event then read those entries again (they point at the rewrite's records now)
-// and go on, a few times at most. Every bbolt transaction holds dbMu shared; an index vacuum (Erase
-// only) holds it exclusively just to close, rename and reopen the file. Range calls its callback
-// outside every lock.
-// Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for its
-// lsn), so replaying a recently read or written stream costs no system call.
+// readers see. Everything else a commit needs happens before the lock: data and metadata that are
+// already canonical (canonical.IsCanonical, the common case) are used as they are, without a copy
+// until encoding, and a commit of one event allocates its working set (record, offsets, publication
+// state) at once. The commit view keeps the heads of recently written streams and, once it grows
+// past its bound, forgets the least recently written of those already in bbolt, a few at each new
+// stream (commit_view.go), so its size follows the write rate, not the number of streams, and no
+// commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only
+// if the filter of known streams (known_streams.go) may have it, so a commit to a new stream
+// searches nothing; the indexer is told which streams had no head at all when a record was
+// committed, so it does not search bbolt for them either. The overlay and the record cache keep
+// records and a stream's events in windows (window.go), slices that slide with the lsns and indexes
+// they hold. A reader finds a stream's number in the recent names (recent_names.go) before it
+// begins its bbolt transaction, and in the names bucket otherwise; the indexer adds new streams to
+// the recent names after their transaction commits and before the overlay lets go of them, and
+// empties the set only after a transaction that merged it. A failed log write or index write fails
+// the store for good (ErrFailed): reopening recovers every acknowledged commit. Readers never take
+// the commit lock: they read the overlay under a read lock, bbolt in read transactions, and records
+// from the log or the cache. Position lookups are serialized with compaction by compactMu, so a
+// reader can wait for the index swap of a compaction, never for a commit. Range looks up the
+// positions of a chunk's uncached records in one transaction and uses them only if no compaction
+// has run since (a counter under compactMu). A rewrite of the stream a reader is reading may drop
+// the records its index entries point to; Range and Event then read those entries again (they point
+// at the rewrite's records now) and go on, a few times at most. Every bbolt transaction holds dbMu
+// shared; an index vacuum (Erase only) holds it exclusively just to close, rename and reopen the
+// file. Range calls its callback outside every lock. Decoded records are kept in a bounded cache
+// keyed by lsn (a record's bytes never change for its lsn), so replaying a recently read or written
+// stream costs no system call.
 //
 // EventStore is the narrow interface the engine uses, so that another backend can stand behind it.
 package storage

@@ -30,7 +30,7 @@ func openChecked(t testing.TB, opts Options) (*Store, string) {
 }
 
 func testOptions() Options {
-	return Options{NoSync: true, SegmentSize: 1 << 20, Clock: newFakeClock().Now}
+	return Options{NoSync: true, SegmentSize: 1 << 20, Clock: newFakeClock().Now, namesMergeMin: 3}
 }
 
 // fakeClock is a settable clock for stream-id tests.

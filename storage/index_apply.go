@@ -14,12 +14,21 @@ import (
 // indexTx is one bbolt write transaction applying records in log order. The same code serves the
 // background indexer, the catch-up at open and Rebuild, which is why the index equals a rebuild.
 type indexTx struct {
-	meta, streams, events, space, jobs *bolt.Bucket
-	records                            recordBlocks
-	wm                                 watermark
-	// heads caches the heads this transaction changed; they are written once, in finish, so a
+	meta, heads, names, events, space, jobs *bolt.Bucket
+	records                                 recordBlocks
+	wm                                      watermark
+	// recent holds the names not yet merged into the names bucket, as of the transaction's start
+	// (the caller adds newNames to it once the transaction commits, see committed); mergeMin is
+	// the least number of recent names that makes finish merge them.
+	recent   *recentNames
+	mergeMin int
+	// newNames are the streams this transaction numbered; merged says that finish put them and
+	// every recent name into the names bucket.
+	newNames []nameEntry
+	merged   bool
+	// txHeads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
-	heads map[StreamKey]*txHead
+	txHeads map[StreamKey]*txHead
 	// pendingEvents and pendingSpace hold this transaction's Puts to those buckets until finish
 	// writes them in key order. Their keys arrive in no order (aggregate ids are UUIDs, records
 	// interleave streams); in that order every Put seeks from the root into another page and
@@ -44,7 +53,7 @@ type indexScratch struct {
 	pendingEvents []eventPut
 	pendingSpace  []kv
 	headPuts      []kv
-	heads         map[StreamKey]*txHead
+	txHeads       map[StreamKey]*txHead
 }
 
 // release hands x's buffers back to sc, emptied so that they keep nothing of x alive, unless
@@ -56,9 +65,9 @@ func (x *indexTx) release(sc *indexScratch) {
 		pendingSpace:  reusable(x.pendingSpace),
 		headPuts:      reusable(x.headPuts),
 	}
-	if len(x.heads) <= scratchKeep {
-		clear(x.heads)
-		sc.heads = x.heads
+	if len(x.txHeads) <= scratchKeep {
+		clear(x.txHeads)
+		sc.txHeads = x.txHeads
 	}
 }
 
@@ -147,19 +156,21 @@ func readWatermark(tx *bolt.Tx) (watermark, error) {
 }
 
 // newIndexTx starts applying records in tx, with the buffers of sc if it is not nil (see
-// release).
-func newIndexTx(tx *bolt.Tx, sc *indexScratch) (*indexTx, error) {
+// release). recent must hold exactly the names of the streams numbered above the watermark's
+// named count.
+func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int) (*indexTx, error) {
 	wm, err := readWatermark(tx)
 	if err != nil {
 		return nil, err
 	}
 	x := &indexTx{
-		wm:   wm,
-		meta: tx.Bucket(bucketMeta), streams: tx.Bucket(bucketStreams), events: tx.Bucket(bucketEvents),
-		space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
+		wm:     wm,
+		recent: recent, mergeMin: mergeMin,
+		meta: tx.Bucket(bucketMeta), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
+		events: tx.Bucket(bucketEvents), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
 	if sc != nil {
-		x.pendingEvents, x.pendingSpace, x.headPuts, x.heads = sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.heads
+		x.pendingEvents, x.pendingSpace, x.headPuts, x.txHeads = sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.txHeads
 	}
 	x.records = recordBlocks{b: tx.Bucket(bucketRecords), alloc: x.alloc}
 	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
@@ -167,28 +178,81 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch) (*indexTx, error) {
 	// bbolt's default of half, every page a transaction writes would stay half empty).
 	x.records.b.FillPercent = 1.0
 	x.events.FillPercent = 1.0
+	x.heads.FillPercent = 1.0
 	return x, nil
 }
 
-// finish writes the changed heads and the watermark; call it once before the transaction
-// commits.
+// finish writes the changed heads, merges the recent names when enough have gathered, and writes
+// the watermark; call it once before the transaction commits, and committed once it has.
 func (x *indexTx) finish() error {
 	if err := x.flushPending(); err != nil {
 		return err
 	}
-	x.headPuts = slices.Grow(x.headPuts[:0], len(x.heads))
-	for k, h := range x.heads {
+	x.headPuts = slices.Grow(x.headPuts[:0], len(x.txHeads))
+	for k, h := range x.txHeads {
 		if h.dirty {
-			x.headPuts = append(x.headPuts, kv{k: streamKeyBytes(x.alloc(len(k.Type)+1+len(k.ID)), k), v: h.marshal(x.alloc(headSize))})
+			v := h.marshal(x.alloc(headFixedSize+len(k.Type)+1+len(k.ID)), k)
+			x.headPuts = append(x.headPuts, kv{k: binary.BigEndian.AppendUint64(x.alloc(8), h.no), v: v})
 		}
 	}
-	if err := putSorted(x.streams, x.headPuts); err != nil {
+	// Heads are keyed by distinct big-endian numbers: comparing the numbers orders them as bbolt
+	// does.
+	slices.SortFunc(x.headPuts, func(a, b kv) int {
+		return cmp.Compare(binary.BigEndian.Uint64(a.k), binary.BigEndian.Uint64(b.k))
+	})
+	for _, p := range x.headPuts {
+		if err := x.heads.Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	if err := x.mergeNames(); err != nil {
 		return err
 	}
 	if err := x.records.flush(); err != nil {
 		return err
 	}
 	return x.meta.Put(metaStateKey, x.wm.marshal())
+}
+
+// mergeNames puts every recent name and the transaction's new ones into the names bucket, in
+// key order, once there are enough of them (recent_names.go).
+func (x *indexTx) mergeNames() error {
+	n := len(x.newNames)
+	if x.recent != nil {
+		n += x.recent.len()
+	}
+	if n == 0 || !mergeDue(n, x.wm.named, x.mergeMin) {
+		return nil
+	}
+	all := slices.Clone(x.newNames)
+	if x.recent != nil {
+		all = x.recent.entries(all)
+	}
+	puts := make([]kv, len(all))
+	for i, e := range all {
+		puts[i] = kv{
+			k: streamKeyBytes(x.alloc(len(e.key.Type)+1+len(e.key.ID)), e.key),
+			v: binary.BigEndian.AppendUint64(x.alloc(8), e.no),
+		}
+	}
+	if err := putSorted(x.names, puts); err != nil {
+		return err
+	}
+	x.wm.named = x.wm.streams
+	x.merged = true
+	return nil
+}
+
+// committed hands the transaction's names to the recent names once the transaction committed:
+// its new streams, or the news that every recent name is now in the names bucket.
+func (x *indexTx) committed() {
+	switch {
+	case x.recent == nil:
+	case x.merged:
+		x.recent.clear()
+	default:
+		x.recent.add(x.newNames)
+	}
 }
 
 // flushPending writes the buffered events and space Puts. A carry record reads those buckets, so
@@ -244,7 +308,7 @@ func putSorted(b *bolt.Bucket, kvs []kv) error {
 // head returns the head of a stream as of the records applied so far. fresh says that no earlier
 // record touched the stream, so the index holds no head for it.
 func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
-	if h, ok := x.heads[k]; ok {
+	if h, ok := x.txHeads[k]; ok {
 		return h, nil
 	}
 	if len(x.slab) == cap(x.slab) {
@@ -252,23 +316,37 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 	}
 	x.slab = x.slab[:len(x.slab)+1]
 	h := &x.slab[len(x.slab)-1]
-	if b := x.lookupHead(k, fresh); b != nil {
-		if err := h.unmarshal(b); err != nil {
+	if !fresh {
+		if err := x.lookupHead(k, &h.head); err != nil {
 			return nil, err
 		}
 	}
-	if x.heads == nil {
-		x.heads = make(map[StreamKey]*txHead)
+	if x.txHeads == nil {
+		x.txHeads = make(map[StreamKey]*txHead)
 	}
-	x.heads[k] = h
+	x.txHeads[k] = h
 	return h, nil
 }
 
-func (x *indexTx) lookupHead(k StreamKey, fresh bool) []byte {
-	if fresh {
-		return nil
+// lookupHead reads the indexed head of k into h; it leaves h as it is if the index has none.
+func (x *indexTx) lookupHead(k StreamKey, h *head) error {
+	var no uint64
+	if x.recent != nil {
+		no = x.recent.get(k)
 	}
-	return x.streams.Get(streamKeyBytes(nil, k))
+	if no == 0 {
+		b := x.names.Get(streamKeyBytes(nil, k))
+		if b == nil {
+			return nil
+		}
+		no = binary.BigEndian.Uint64(b)
+	}
+	nk := u64Key(no)
+	b := x.heads.Get(nk)
+	if b == nil {
+		return fmt.Errorf("%w: stream %s has number %d but no head", ErrBadRecord, k, no)
+	}
+	return h.unmarshal(nk, b)
 }
 
 // apply applies one record found at pos. See record_codec.go for the precedence rule.
@@ -310,19 +388,13 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 		return err
 	}
 	changed := false
-	if h.no == 0 {
-		// Marking the head dirty keeps the number even if the stream got no event here, so that
-		// numbers depend on the log alone, not on where transactions begin.
-		x.wm.streams++
-		h.no, h.dirty = x.wm.streams, true
-	}
 	for i := range g.events {
 		ev := &g.events[i]
 		idx := g.first + uint64(i)
 		// Only a carry can be older than what the index holds: an ordinary record's eff is its
 		// own lsn, larger than every eff applied before it.
 		var b []byte
-		if r.eff != r.lsn {
+		if r.eff != r.lsn && h.no != 0 {
 			if b, err = x.getIfCarry(r, x.events, eventKey(nil, h.no, idx)); err != nil {
 				return err
 			}
@@ -335,6 +407,14 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			if old.eff > r.eff {
 				continue
 			}
+		}
+		if h.no == 0 {
+			// A stream is numbered when its first event is indexed, so every head and every name
+			// is of a stream with events, and numbers depend on the log alone, not on where
+			// transactions begin.
+			x.wm.streams++
+			h.no = x.wm.streams
+			x.newNames = append(x.newNames, nameEntry{g.stream, h.no})
 		}
 		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
 		x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})

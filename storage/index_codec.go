@@ -11,9 +11,11 @@ import (
 //
 //	meta       "format" -> indexFormat (8B)
 //	           "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B |
-//	           stream numbers handed out 8B
-//	streams    type 0 id -> head: length 8B | last hash 32B | first ts 8B | last ts 8B | sid 16B |
-//	           lsn 8B | stream number 8B (also the listing of a type's ids, in byte order)
+//	           stream numbers handed out 8B | stream numbers whose names are merged 8B
+//	heads      stream number (8B BE) -> head: length 8B | last hash 32B | first ts 8B | last ts 8B |
+//	           sid 16B | lsn 8B | type 0 id
+//	names      type 0 id -> stream number (8B BE), for the streams numbered up to the merged count
+//	           (also the listing of a type's ids, in byte order)
 //	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B
 //	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
@@ -23,27 +25,32 @@ import (
 //	           (type and id empty for an erasure record of Erase)
 //	compacting seg(4B BE) -> lsns (8B each) being dropped from that segment
 //
-// Streams are numbered in the order the log first gives them an event, and events are keyed by
-// that number: a new stream's events land at the right edge of the events bucket, where inserts
-// are cheap, instead of at the random place its id (a UUID, usually) would put them.
+// Streams are numbered in the order the log first gives them an event, and heads and events are
+// keyed by that number: a new stream's head and events land at the right edge of their buckets,
+// where inserts are cheap, instead of at the random place its id (a UUID, usually) would put
+// them. Only the names bucket is keyed by id, and it takes new names in bulk (recent_names.go):
+// a stream's name goes there once many new streams have gathered, so that one transaction
+// rewrites each page of the bucket for many names, not one page for every new stream.
 var (
 	bucketMeta       = []byte("meta")
-	bucketStreams    = []byte("streams")
+	bucketHeads      = []byte("heads")
+	bucketNames      = []byte("names")
 	bucketEvents     = []byte("events")
 	bucketRecords    = []byte("records")
 	bucketSpace      = []byte("space")
 	bucketJobs       = []byte("jobs")
 	bucketCompacting = []byte("compacting")
 
-	allBuckets = [][]byte{bucketMeta, bucketStreams, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
+	allBuckets = [][]byte{bucketMeta, bucketHeads, bucketNames, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
 
 	metaStateKey  = []byte("state")
 	metaFormatKey = []byte("format")
 )
 
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
-// listing bucket; format 2 kept one records key per lsn.
-const indexFormat = 3
+// listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
+// by stream key.
+const indexFormat = 4
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {
@@ -88,18 +95,29 @@ type watermark struct {
 	lsn     uint64 // last applied record
 	lastSID StreamID
 	streams uint64 // stream numbers handed out, the last one included
+	// named is the highest stream number whose name is in the names bucket, with every number
+	// below it; the streams numbered above it are the recent names (recent_names.go).
+	named uint64
 }
 
+// watermarkSize is the length of a marshalled watermark; watermarkLogSize is its prefix that
+// depends on the log alone (Check compares it between an index and a rebuild).
+const (
+	watermarkSize    = 4 + 8 + 16 + 8 + 8
+	watermarkLogSize = 4 + 8 + 16
+)
+
 func (w watermark) marshal() []byte {
-	b := binary.BigEndian.AppendUint32(nil, w.seg)
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, watermarkSize), w.seg)
 	b = binary.BigEndian.AppendUint64(b, w.lsn)
 	b = binary.BigEndian.AppendUint64(b, w.lastSID.Ms)
 	b = binary.BigEndian.AppendUint64(b, w.lastSID.Seq)
-	return binary.BigEndian.AppendUint64(b, w.streams)
+	b = binary.BigEndian.AppendUint64(b, w.streams)
+	return binary.BigEndian.AppendUint64(b, w.named)
 }
 
 func unmarshalWatermark(b []byte) (watermark, error) {
-	if len(b) != 36 {
+	if len(b) != watermarkSize {
 		return watermark{}, fmt.Errorf("%w: bad watermark", ErrBadRecord)
 	}
 	return watermark{
@@ -107,6 +125,7 @@ func unmarshalWatermark(b []byte) (watermark, error) {
 		lsn:     binary.BigEndian.Uint64(b[4:]),
 		lastSID: StreamID{Ms: binary.BigEndian.Uint64(b[12:]), Seq: binary.BigEndian.Uint64(b[20:])},
 		streams: binary.BigEndian.Uint64(b[28:]),
+		named:   binary.BigEndian.Uint64(b[36:]),
 	}, nil
 }
 
@@ -114,14 +133,17 @@ func unmarshalWatermark(b []byte) (watermark, error) {
 type head struct {
 	StreamInfo
 	lsn uint64
-	no  uint64 // the stream's number in the index; 0 until the indexer first sees the stream
+	no  uint64 // the stream's number in the index; 0 until the indexer indexes its first event
 }
 
-const headSize = 8 + 32 + 8 + 8 + 16 + 8 + 8
+// headFixedSize is the part of a marshalled head before its stream key.
+const headFixedSize = 8 + 32 + 8 + 8 + 16 + 8
 
-func (h *head) marshal(dst []byte) []byte {
+// marshal appends the heads bucket's value of h, the head of stream k: its fields, then k. The
+// number is the bucket's key.
+func (h *head) marshal(dst []byte, k StreamKey) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, headSize)
+		dst = make([]byte, 0, headFixedSize+len(k.Type)+1+len(k.ID))
 	}
 	dst = binary.BigEndian.AppendUint64(dst, h.Length)
 	dst = append(dst, h.LastHash[:]...)
@@ -130,19 +152,12 @@ func (h *head) marshal(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Ms)
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Seq)
 	dst = binary.BigEndian.AppendUint64(dst, h.lsn)
-	return binary.BigEndian.AppendUint64(dst, h.no)
+	return streamKeyBytes(dst, k)
 }
 
-// headLength reads the length of a marshalled head.
-func headLength(b []byte) uint64 {
-	if len(b) != headSize {
-		return 0
-	}
-	return binary.BigEndian.Uint64(b)
-}
-
-func (h *head) unmarshal(b []byte) error {
-	if len(b) != headSize {
+// unmarshal reads a heads bucket entry: its key, the stream number, and its value.
+func (h *head) unmarshal(no, b []byte) error {
+	if len(no) != 8 || len(b) <= headFixedSize {
 		return fmt.Errorf("%w: bad stream head", ErrBadRecord)
 	}
 	h.Length = binary.BigEndian.Uint64(b)
@@ -151,8 +166,16 @@ func (h *head) unmarshal(b []byte) error {
 	h.LastTimestamp = int64(binary.BigEndian.Uint64(b[48:]))
 	h.LastStreamID = StreamID{Ms: binary.BigEndian.Uint64(b[56:]), Seq: binary.BigEndian.Uint64(b[64:])}
 	h.lsn = binary.BigEndian.Uint64(b[72:])
-	h.no = binary.BigEndian.Uint64(b[80:])
+	h.no = binary.BigEndian.Uint64(no)
 	return nil
+}
+
+// headKey returns the stream key bytes (type 0 id) of a heads bucket value.
+func headKey(b []byte) []byte {
+	if len(b) <= headFixedSize {
+		return nil
+	}
+	return b[headFixedSize:]
 }
 
 // entry locates one event: the record that holds its current version and its place there.

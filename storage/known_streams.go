@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// knownStreams is a Bloom filter of the streams that have a head: the keys of the index's streams
-// bucket, read in the background after Open (scanKnownStreams), and every stream a commit starts
-// since. A stream it has never seen has no head anywhere, so the commit path can take a new
+// knownStreams is a Bloom filter of the streams that have a head: the keys of the index's heads,
+// read in the background after Open (scanKnownStreams), and every stream a commit starts since. A stream it has never seen has no head anywhere, so the commit path can take a new
 // stream's head to be empty without searching the index; for writes to fresh aggregates that
 // search was most of the time the commit lock was held.
 //
@@ -52,8 +51,8 @@ func (f *knownStreams) hashKey(k StreamKey) uint64 {
 	return f.hashIndexKey(streamKeyBytes(buf[:0], k))
 }
 
-// hashIndexKey hashes a key of the streams bucket, so that keys read from the index and keys of
-// commits hash alike.
+// hashIndexKey hashes a stream key as the index spells it (type 0 id), so that keys read from the
+// index and keys of commits hash alike.
 func (f *knownStreams) hashIndexKey(b []byte) uint64 { return maphash.Bytes(f.seed, b) }
 
 // wordAndMask picks the word of a stage with n words (from the hash's high half) and the bits to

@@ -22,6 +22,10 @@ type Options struct {
 	CacheBytes int64
 	// Logger receives the store's own messages; nil discards them.
 	Logger *slog.Logger
+
+	// namesMergeMin replaces namesMergeMin when it is positive: tests make it small, so that
+	// their few streams are merged into the names bucket as well as kept recent.
+	namesMergeMin int
 }
 
 const defaultCacheBytes = 64 << 20
@@ -31,6 +35,13 @@ func (o Options) clock() func() time.Time {
 		return o.Clock
 	}
 	return time.Now
+}
+
+func (o Options) mergeMin() int {
+	if o.namesMergeMin > 0 {
+		return o.namesMergeMin
+	}
+	return namesMergeMin
 }
 
 func (o Options) logger() *slog.Logger {

@@ -20,10 +20,14 @@ func (s *Store) durableHead(k StreamKey) (head, error) {
 		oh = st.head
 	}
 	s.ov.mu.RUnlock()
+	recent := s.names.get(k)
 	var bh head
 	err := s.view(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketStreams).Get(streamKeyBytes(nil, k)); b != nil {
-			return bh.unmarshal(b)
+		if no := streamNo(tx, k, recent); no != 0 {
+			nk := u64Key(no)
+			if b := tx.Bucket(bucketHeads).Get(nk); b != nil {
+				return bh.unmarshal(nk, b)
+			}
 		}
 		return nil
 	})
@@ -33,17 +37,16 @@ func (s *Store) durableHead(k StreamKey) (head, error) {
 	return bh, err
 }
 
-// streamNo returns the number the index gave a stream, 0 if the index does not know it.
-func streamNo(tx *bolt.Tx, k StreamKey) (uint64, error) {
-	b := tx.Bucket(bucketStreams).Get(streamKeyBytes(nil, k))
-	if b == nil {
-		return 0, nil
+// streamNo returns the number the index gave a stream, 0 if the index does not know it. recent
+// is the stream's number in the recent names, read before tx began (see recentNames).
+func streamNo(tx *bolt.Tx, k StreamKey, recent uint64) uint64 {
+	if recent != 0 {
+		return recent
 	}
-	var h head
-	if err := h.unmarshal(b); err != nil {
-		return 0, err
+	if b := tx.Bucket(bucketNames).Get(streamKeyBytes(nil, k)); len(b) == 8 {
+		return binary.BigEndian.Uint64(b)
 	}
-	return h.no, nil
+	return 0
 }
 
 // Length returns the number of durable events in the stream, 0 for an unknown stream. O(1).
@@ -74,10 +77,11 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		}
 	}
 	s.ov.mu.RUnlock()
+	recent := s.names.get(k)
 	err := s.view(func(tx *bolt.Tx) error {
-		no, err := streamNo(tx, k)
-		if err != nil || no == 0 {
-			return err
+		no := streamNo(tx, k, recent)
+		if no == 0 {
+			return nil
 		}
 		prefix := eventKey(nil, no, 0)[:8]
 		c := tx.Bucket(bucketEvents).Cursor()
@@ -405,14 +409,15 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	}
 	s.ov.mu.RUnlock()
 	slices.Sort(fresh)
-	var stored []string
+	recent := s.names.list(typ, cursor, limit)
+	var named []string
 	prefix := append([]byte(typ), 0)
 	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketStreams).Cursor()
-		k, v := c.Seek(append(append([]byte(nil), prefix...), cursor...))
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(stored) < limit; k, v = c.Next() {
-			if id := string(k[len(prefix):]); id > cursor && headLength(v) > 0 {
-				stored = append(stored, id)
+		c := tx.Bucket(bucketNames).Cursor()
+		k, _ := c.Seek(append(append([]byte(nil), prefix...), cursor...))
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(named) < limit; k, _ = c.Next() {
+			if id := string(k[len(prefix):]); id > cursor {
+				named = append(named, id)
 			}
 		}
 		return nil
@@ -420,22 +425,33 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every indexed stream has events (the index numbers a stream at its first event), and a
+	// stream may be in more than one of the lists while the indexer moves it along.
+	return mergeSortedIDs(limit, fresh, recent, named), nil
+}
+
+// mergeSortedIDs merges sorted lists of ids into one without duplicates, of at most limit ids.
+func mergeSortedIDs(limit int, lists ...[]string) []string {
 	out := make([]string, 0, limit)
-	i, j := 0, 0
-	for len(out) < limit && (i < len(fresh) || j < len(stored)) {
-		switch {
-		case j >= len(stored) || (i < len(fresh) && fresh[i] < stored[j]):
-			out = append(out, fresh[i])
-			i++
-		case i >= len(fresh) || stored[j] < fresh[i]:
-			out = append(out, stored[j])
-			j++
-		default:
-			out = append(out, fresh[i])
-			i, j = i+1, j+1
+	for len(out) < limit {
+		var least string
+		found := false
+		for _, l := range lists {
+			if len(l) > 0 && (!found || l[0] < least) {
+				least, found = l[0], true
+			}
 		}
+		if !found {
+			break
+		}
+		for i, l := range lists {
+			if len(l) > 0 && l[0] == least {
+				lists[i] = l[1:]
+			}
+		}
+		out = append(out, least)
 	}
-	return out, nil
+	return out
 }
 
 // Get returns the value of key in a record space, or ErrNotFound.

@@ -28,7 +28,7 @@ func TestRecordIndexModel(t *testing.T) {
 	posOf := func() wal.Pos { return wal.Pos{Seg: 1 + rng.Uint32N(9), Off: rng.Uint32()} }
 	for txn := range 300 {
 		err := db.Update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, nil)
+			x, err := newIndexTx(tx, nil, nil, namesMergeMin)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,9 @@ type Store struct {
 	db    *bolt.DB
 	ov    *overlay
 	cache *recordCache
+	// names holds the names of the indexed streams that the names bucket does not have yet;
+	// only the indexer changes it (recent_names.go).
+	names *recentNames
 
 	// mu serializes the commit path: lsn and stream-id assignment, OCC and chain hashing against
 	// the commit view, and the wal.Write that fixes log order. Nothing slow happens under it.
@@ -112,6 +116,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		dir: dir, opts: opts, log: opts.logger(), clock: opts.clock(),
 		ov:          newOverlay(),
 		cache:       newRecordCache(opts.CacheBytes),
+		names:       newRecentNames(),
 		indexSignal: make(chan struct{}, 1),
 		flushNow:    make(chan struct{}, 1),
 		pubSignal:   make(chan struct{}, 1),
@@ -154,7 +159,7 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // scanKnownStreams adds every stream of the index to s.known, then makes it answer. It reads the
-// streams bucket in short transactions, so that it never holds a remap of the index off for long;
+// heads bucket in short transactions, so that it never holds a remap of the index off for long;
 // a key the index gains meanwhile comes from a commit, which adds it itself. If a read fails, the
 // filter stays unready and commits keep searching the index.
 func (s *Store) scanKnownStreams() {
@@ -168,15 +173,15 @@ func (s *Store) scanKnownStreams() {
 		}
 		var hashes []uint64
 		err := s.view(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketStreams).Cursor()
-			k, _ := c.First()
+			c := tx.Bucket(bucketHeads).Cursor()
+			k, v := c.First()
 			if after != nil {
-				if k, _ = c.Seek(after); k != nil && string(k) == string(after) {
-					k, _ = c.Next()
+				if k, v = c.Seek(after); k != nil && string(k) == string(after) {
+					k, v = c.Next()
 				}
 			}
-			for ; k != nil && len(hashes) < knownScanBatch; k, _ = c.Next() {
-				hashes = append(hashes, s.known.hashIndexKey(k))
+			for ; k != nil && len(hashes) < knownScanBatch; k, v = c.Next() {
+				hashes = append(hashes, s.known.hashIndexKey(headKey(v)))
 				after = append(after[:0], k...)
 			}
 			return nil
@@ -265,7 +270,10 @@ func (s *Store) openIndex() error {
 			return err
 		}
 	}
-	n, err := catchUp(db, s.wal)
+	if err := loadRecentNames(db, s.names); err != nil {
+		return fmt.Errorf("storage: read recent stream names: %w", err)
+	}
+	n, err := catchUp(db, s.wal, s.names, s.opts.mergeMin())
 	if err != nil {
 		return fmt.Errorf("storage: index catch-up: %w", err)
 	}
@@ -307,8 +315,31 @@ func indexAhead(db *bolt.DB, w *wal.Log) (bool, error) {
 // errStopScan ends a wal.Scan early.
 var errStopScan = errors.New("stop scan")
 
+// loadRecentNames fills r with the names of the streams numbered above the watermark's named
+// count, read from their heads.
+func loadRecentNames(db *bolt.DB, r *recentNames) error {
+	return db.View(func(tx *bolt.Tx) error {
+		wm, err := readWatermark(tx)
+		if err != nil {
+			return err
+		}
+		var es []nameEntry
+		c := tx.Bucket(bucketHeads).Cursor()
+		for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
+			sk, err := parseStreamKey(headKey(v))
+			if err != nil {
+				return err
+			}
+			es = append(es, nameEntry{sk, binary.BigEndian.Uint64(k)})
+		}
+		r.add(es)
+		return nil
+	})
+}
+
 // catchUp applies every durable record after the watermark, in transactions of a few thousand.
-func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
+// recent holds the names of the streams numbered above the watermark's named count.
+func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, error) {
 	var wm watermark
 	if err := db.View(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
 		return 0, err
@@ -325,7 +356,9 @@ func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
 		}
 		err := x.finish()
 		if err == nil {
-			err = tx.Commit()
+			if err = tx.Commit(); err == nil {
+				x.committed()
+			}
 		} else {
 			tx.Rollback()
 		}
@@ -351,7 +384,7 @@ func catchUp(db *bolt.DB, w *wal.Log) (int, error) {
 			if tx, err = db.Begin(true); err != nil {
 				return err
 			}
-			if x, err = newIndexTx(tx, nil); err != nil {
+			if x, err = newIndexTx(tx, nil, recent, mergeMin); err != nil {
 				return err
 			}
 		}
@@ -563,31 +596,24 @@ const (
 	indexBatch = 65536
 	trimSlice  = 64
 	// The pause between two index transactions (unless someone waits in flush) is twice the
-	// time the last one took, within these bounds, so the indexer keeps to about a third of
-	// one core whatever its transactions cost. Each transaction rewrites every page it touches
-	// and fsyncs twice. Writes to new streams with random ids touch one page of the streams
-	// bucket each, until a transaction covers every page of it: when transactions get
-	// expensive, longer pauses make more writes share each rewritten page (with writes to fresh
-	// aggregates from 64 writers, 500 ms instead of a fixed 100 cut the CPU per write by about a
-	// fifth). Cheap transactions keep the pause short, so the index lags the log, and a restart
-	// after a crash catches up, by little.
+	// time the last one took, within these bounds, so the indexer keeps to at most a third of
+	// one core whatever its transactions cost. Since heads are keyed by stream number and names
+	// are merged in bulk (recent_names.go), a transaction appends at the right edge of its
+	// buckets and costs about the same per record at any size; what a longer pause saves is the
+	// part every transaction pays once: two fsyncs, the meta page, and a rewrite of the pages at
+	// the right edge of each bucket and at the end of each actor's references. With 64
+	// connections writing to fresh aggregates after 15 s of 16, the minimum of 300 ms instead of
+	// 100 ms took the server from about 48 to 46 us of processor per write (four alternated
+	// runs each; transactions of about 1,000 records became about 9,000), and held about 10%
+	// more memory at peak.
 	//
-	// Under that load a transaction takes about 12 us per write. Larger ones cost less per
-	// write (about 7 us with pauses of four times the last transaction, up to 4 s, and batches of
-	// 200,000 records; 64 connections wrote 10-15% more), but the server held half a gigabyte
-	// more at peak and the open-loop p99 at 64 connections was two to three times longer; with
-	// the queue also bounded to 64 MB of payload the gain was within the noise and batches of
-	// 100 events lost 8%. The gain is the streams bucket's pages shared by more writes, which a
-	// larger index takes away again. Not taken.
-	//
-	// A fixed pause of 2 s (so every transaction a full batch under that load) wrote about 6% more
-	// at 64 connections over 15 s runs, but the open-loop p99 of one connection went from 5 to 20
-	// ms (each transaction a longer stall), 256 connections lost about 12% and map writes 7%, and
-	// batches of 100 events held 1.5-1.8 GB more; 1 s and 3 s did no better. Running the indexer's
-	// thread at nice 19 (with one more GOMAXPROCS) won 7-9% in 4 s runs and nothing in 15 s runs:
-	// it only moved index work past the end of the measurement. Yielding to other goroutines every
-	// 64 records did not shorten the p99 either. Not taken.
-	indexPauseMin = 100 * time.Millisecond
+	// Before that layout (heads keyed by stream id, one random page per new stream), larger
+	// transactions were the only way to share pages: pauses of four times the last transaction
+	// (up to 4 s) wrote 10-15% more at 64 connections but held half a gigabyte more and tripled
+	// the open-loop p99; a fixed pause of 2 s won 6% at 64 connections and lost 12% at 256;
+	// running the indexer's thread at nice 19 only moved index work past the end of the
+	// measurement. None was taken.
+	indexPauseMin = 300 * time.Millisecond
 	indexPauseMax = time.Second
 )
 
@@ -631,12 +657,11 @@ func (s *Store) indexPending(all bool) {
 			return
 		}
 		s.idxMu.Lock()
-		err := s.update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, &s.idxScratch)
-			if err != nil {
+		var x *indexTx
+		err := s.update(func(tx *bolt.Tx) (err error) {
+			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.mergeMin()); err != nil {
 				return err
 			}
-			defer x.release(&s.idxScratch)
 			for _, a := range batch {
 				if err := x.apply(a.rec, a.pos); err != nil {
 					return err
@@ -644,6 +669,13 @@ func (s *Store) indexPending(all bool) {
 			}
 			return x.finish()
 		})
+		if err == nil {
+			// Before the overlay lets go of the new streams: see recentNames.
+			x.committed()
+		}
+		if x != nil {
+			x.release(&s.idxScratch)
+		}
 		s.idxMu.Unlock()
 		if err != nil {
 			s.fail(fmt.Errorf("index write: %w", err))
@@ -709,10 +741,11 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 
 // boltEntry and boltSpace read the indexed version of a key, for the overlay's carry rule.
 func (s *Store) boltEntry(k StreamKey, idx uint64) (e entry, ok bool) {
+	recent := s.names.get(k)
 	s.view(func(tx *bolt.Tx) error {
-		no, err := streamNo(tx, k)
-		if err != nil || no == 0 {
-			return err
+		no := streamNo(tx, k, recent)
+		if no == 0 {
+			return nil
 		}
 		if b := tx.Bucket(bucketEvents).Get(eventKey(nil, no, idx)); b != nil {
 			ok = e.unmarshal(b) == nil

@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// indexAll waits until every commit so far is in bbolt.
+func indexAll(t testing.TB, s *Store) {
+	t.Helper()
+	s.mu.Lock()
+	last := s.mu.lsn
+	s.mu.Unlock()
+	if err := s.flush(last); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// namedCount returns how many names the names bucket holds and the watermark's named count.
+func namedCount(t testing.TB, s *Store) (int, uint64) {
+	t.Helper()
+	var n int
+	var wm watermark
+	if err := s.view(func(tx *bolt.Tx) (err error) {
+		n = tx.Bucket(bucketNames).Stats().KeyN
+		wm, err = readWatermark(tx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n, wm.named
+}
+
+// TestNamesMergeInBulk: the names of new streams stay with the recent names until enough have
+// gathered, then all go to the names bucket in one transaction. Lookups and listing see every
+// stream throughout, a reopen reads the recent names back from the heads, and the index equals a
+// rebuild (openChecked).
+func TestNamesMergeInBulk(t *testing.T) {
+	opts := testOptions()
+	opts.namesMergeMin = 6
+	s, dir := openChecked(t, opts)
+	list := func(s *Store, typ, cursor string) string {
+		t.Helper()
+		ids, err := s.List(typ, cursor, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(ids, ",")
+	}
+	for _, k := range []StreamKey{key("t", "e"), key("t", "a"), key("u", "c"), key("t", "d"), key("t", "b")} {
+		mustAppend(t, s, k, ev("e", k.ID))
+	}
+	indexAll(t, s)
+	if n, named := namedCount(t, s); n != 0 || named != 0 || s.names.len() != 5 {
+		t.Fatalf("below the merge bound: names bucket %d (named %d), recent %d; want 0, 0, 5", n, named, s.names.len())
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		if got := list(s, "t", ""); got != "a,b,d,e" {
+			t.Fatalf("%s: list of t: %s", when, got)
+		}
+		if got := list(s, "t", "b"); got != "d,e" {
+			t.Fatalf("%s: list of t after b: %s", when, got)
+		}
+		if got := list(s, "u", ""); got != "c" {
+			t.Fatalf("%s: list of u: %s", when, got)
+		}
+		for _, k := range []StreamKey{key("t", "a"), key("u", "c")} {
+			if n := mustLength(t, s, k); n != 1 {
+				t.Fatalf("%s: %s has length %d", when, k, n)
+			}
+			if es := allEvents(t, s, k); len(es) != 1 || string(es[0].Data) != fmt.Sprintf("%q", k.ID) {
+				t.Fatalf("%s: events of %s: %v", when, k, es)
+			}
+		}
+	}
+	check(s, "recent")
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if s.names.len() != 5 {
+		t.Fatalf("after reopen: %d recent names, want 5", s.names.len())
+	}
+	check(s, "reopened")
+
+	mustAppend(t, s, key("t", "c"), ev("e", "c"))
+	mustAppend(t, s, key("t", "a"), ev("e", "a2"))
+	indexAll(t, s)
+	if n, named := namedCount(t, s); n != 6 || named != 6 || s.names.len() != 0 {
+		t.Fatalf("at the merge bound: names bucket %d (named %d), recent %d; want 6, 6, 0", n, named, s.names.len())
+	}
+	if got := list(s, "t", ""); got != "a,b,c,d,e" {
+		t.Fatalf("merged: list of t: %s", got)
+	}
+	if n := mustLength(t, s, key("t", "a")); n != 2 {
+		t.Fatalf("merged: t:a has length %d, want 2", n)
+	}
+	mustAppend(t, s, key("t", "f"), ev("e", "f"))
+	indexAll(t, s)
+	if got := list(s, "t", "c"); got != "d,e,f" {
+		t.Fatalf("named and recent: list of t after c: %s", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(s, "t", ""); got != "a,b,c,d,e,f" {
+		t.Fatalf("reopened: list of t: %s", got)
+	}
+	t.Cleanup(func() { s.Close() })
+}
+
+// TestReadersFollowStreamsTheIndexerMoves reads streams while the indexer moves them from the
+// overlay to the recent names and from there to the names bucket, merging every few
+// transactions: every acknowledged stream must be found, by a lookup and by a listing, at every
+// moment.
+func TestReadersFollowStreamsTheIndexerMoves(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	const streams = 600
+	id := func(i int) string { return fmt.Sprintf("s%04d", i) }
+	var acked atomic.Int64
+	var failure atomic.Pointer[string]
+	fail := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		failure.CompareAndSwap(nil, &msg)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 7))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n := int(acked.Load())
+				if n == 0 {
+					continue
+				}
+				i := rng.IntN(n)
+				k := key("t", id(i))
+				if l, err := s.Length(k); err != nil || l != 1 {
+					fail("length of acknowledged %s: %d, %v", k, l, err)
+					return
+				}
+				cursor := ""
+				if i > 0 {
+					cursor = id(i - 1)
+				}
+				if ids, err := s.List("t", cursor, 1); err != nil || !slices.Equal(ids, []string{id(i)}) {
+					fail("list after %q: %v, %v; want %s", cursor, ids, err, id(i))
+					return
+				}
+				if _, err := s.Event(k, 1); err != nil {
+					fail("event 1 of %s: %v", k, err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range streams {
+		mustAppend(t, s, key("t", id(i)), ev("e", i))
+		acked.Store(int64(i + 1))
+		if i%7 == 6 {
+			indexAll(t, s)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if msg := failure.Load(); msg != nil {
+		t.Fatal(*msg)
+	}
+	if n, named := namedCount(t, s); n == 0 || named == 0 {
+		t.Fatalf("no merge happened: names bucket %d, named %d", n, named)
+	}
+}
