@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/j17-go/j17/wal"
 	bolt "go.etcd.io/bbolt"
@@ -14,12 +12,7 @@ import (
 
 // durableHead is a stream's head as readers see it: the newer of the overlay's and bbolt's.
 func (s *Store) durableHead(k StreamKey) (head, error) {
-	s.ov.mu.RLock()
-	var oh head
-	if st := s.ov.streams[k]; st != nil {
-		oh = st.head
-	}
-	s.ov.mu.RUnlock()
+	oh := s.ov.head(k)
 	recent := s.names.get(k)
 	var bh head
 	err := s.view(func(tx *bolt.Tx) error {
@@ -68,15 +61,7 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		return nil, nil
 	}
 	out := make([]entry, to-from+1)
-	s.ov.mu.RLock()
-	if st := s.ov.streams[k]; st != nil && !st.events.empty() {
-		for i := from; i <= to; i++ {
-			if e, ok := st.events.get(i); ok {
-				out[i-from] = e
-			}
-		}
-	}
-	s.ov.mu.RUnlock()
+	s.ov.entries(k, from, out)
 	recent := s.names.get(k)
 	err := s.view(func(tx *bolt.Tx) error {
 		no := streamNo(tx, k, recent)
@@ -155,7 +140,7 @@ func (s *Store) recordHints(es []entry) []recordHint {
 		if i > 0 && es[i].holder == es[i-1].holder {
 			continue
 		}
-		if pos, ok := s.ov.records.get(es[i].holder); ok {
+		if pos, ok := s.ov.posLocked(es[i].holder); ok {
 			hints[i] = recordHint{pos: pos, gen: gen, valid: true}
 		} else {
 			unindexed = append(unindexed, i)
@@ -213,7 +198,7 @@ func (s *Store) readPayloadAt(lsn uint64, hint recordHint) ([]byte, error) {
 // recordPos finds a record in the log. REQUIRES: s.compactMu held (shared or exclusive).
 func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
 	s.ov.mu.RLock()
-	pos, ok := s.ov.records.get(lsn)
+	pos, ok := s.ov.posLocked(lsn)
 	s.ov.mu.RUnlock()
 	if ok {
 		return pos, nil
@@ -400,15 +385,7 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	var fresh []string
-	s.ov.mu.RLock()
-	for k, st := range s.ov.streams {
-		if k.Type == typ && st.head.Length > 0 && k.ID > cursor {
-			fresh = append(fresh, k.ID)
-		}
-	}
-	s.ov.mu.RUnlock()
-	slices.Sort(fresh)
+	fresh := s.ov.ids(typ, cursor)
 	recent := s.names.list(typ, cursor, limit)
 	var named []string
 	prefix := append([]byte(typ), 0)
@@ -457,9 +434,7 @@ func mergeSortedIDs(limit int, lists ...[]string) []string {
 // Get returns the value of key in a record space, or ErrNotFound.
 func (s *Store) Get(space, key string) ([]byte, error) {
 	k := spaceKeyString(space, key)
-	s.ov.mu.RLock()
-	oe, inOverlay := s.ov.space[k]
-	s.ov.mu.RUnlock()
+	oe, inOverlay := s.ov.spaceEntry(k)
 	be, inBolt := s.boltSpace(k)
 	e, ok := oe, inOverlay
 	if !ok || (inBolt && be.holder > oe.holder) {
@@ -490,25 +465,13 @@ func (s *Store) ScanPage(space, prefix, after string, limit int, fn func(key str
 // scan merges the overlay's and bbolt's versions of the keys in range, in key order, keeping
 // for each the version of the larger holder, and calls fn for up to limit live ones (0: all).
 func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func(key string, value []byte) error) (string, int, error) {
-	type item struct {
-		key string
-		e   spaceEntry
-	}
+	type item = spaceItem
 	full := spaceKeyString(space, prefix)
 	from, skipFrom := full, false
 	if paged && after >= prefix {
 		from, skipFrom = spaceKeyString(space, after), true
 	}
-	inRange := func(k string) bool { return strings.HasPrefix(k, full) && k >= from && !(skipFrom && k == from) }
-	var ov []item
-	s.ov.mu.RLock()
-	for k, e := range s.ov.space {
-		if inRange(k) {
-			ov = append(ov, item{k, e})
-		}
-	}
-	s.ov.mu.RUnlock()
-	slices.SortFunc(ov, func(a, b item) int { return strings.Compare(a.key, b.key) })
+	ov := s.ov.spaceRange(full, func(k string) bool { return k >= from && !(skipFrom && k == from) })
 	var out []item
 	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSpace).Cursor()

@@ -313,9 +313,7 @@ func (s *Store) carry(x uint64) (uint64, error) {
 // spaceHolder returns the current version of a record-space key, live or deleted.
 func (s *Store) spaceHolder(space, key string) (spaceEntry, bool) {
 	k := spaceKeyString(space, key)
-	s.ov.mu.RLock()
-	oe, inOverlay := s.ov.space[k]
-	s.ov.mu.RUnlock()
+	oe, inOverlay := s.ov.spaceEntry(k)
 	be, inBolt := s.boltSpace(k)
 	if inOverlay && (!inBolt || oe.holder >= be.holder) {
 		return oe, true

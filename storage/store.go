@@ -591,10 +591,9 @@ func (s *Store) visibleConflict(c *ConflictError) error {
 }
 
 const (
-	// indexBatch bounds the records of one index transaction, hence the overlay a reader may
-	// have to consult.
+	// indexBatch bounds the records of one index transaction: an overlay generation takes no
+	// more.
 	indexBatch = 65536
-	trimSlice  = 64
 	// The pause between two index transactions (unless someone waits in flush) is twice the
 	// time the last one took, within these bounds, so the indexer keeps to at most a third of
 	// one core whatever its transactions cost. Since heads are keyed by stream number and names
@@ -641,21 +640,19 @@ func (s *Store) indexer() {
 	}
 }
 
-// indexPending writes what the queue holds. Unless all is set, it stops after a transaction that
-// left less than a full batch behind: under a steady load, draining the queue back to back would
-// make one small transaction after another (as many records as arrive during one transaction's
-// fsync), each rewriting the pages it touches, and the pause would never come. Everything queued
+// indexPending writes the overlay's generations to bbolt, oldest first, one transaction each.
+// Unless all is set, it stops after a transaction unless the next generation is a full batch
+// already: under a steady load, writing generation after generation back to back would make one
+// small transaction after another (as many records as arrive during one transaction), each
+// rewriting the pages it touches, and the pause would never come. Everything the overlay holds
 // when it starts is written either way.
 func (s *Store) indexPending(all bool) {
 	for s.failure() == nil {
-		s.ov.qmu.Lock()
-		n := min(len(s.ov.queue), indexBatch)
-		batch := s.ov.queue[:n:n]
-		s.ov.queue = s.ov.queue[n:]
-		s.ov.qmu.Unlock()
-		if n == 0 {
+		g := s.ov.take()
+		if g == nil {
 			return
 		}
+		batch := g.batch
 		s.idxMu.Lock()
 		var x *indexTx
 		err := s.update(func(tx *bolt.Tx) (err error) {
@@ -681,25 +678,13 @@ func (s *Store) indexPending(all bool) {
 			s.fail(fmt.Errorf("index write: %w", err))
 			return
 		}
-		// Trimming in slices lets publishers in between.
-		for lo := 0; lo < n; lo += trimSlice {
-			s.ov.mu.Lock()
-			for _, a := range batch[lo:min(lo+trimSlice, n)] {
-				s.ov.trimLocked(a)
-			}
-			s.ov.mu.Unlock()
-		}
-		s.indexed.Store(batch[n-1].rec.lsn)
+		fullNext := s.ov.drop(g)
+		s.indexed.Store(batch[len(batch)-1].rec.lsn)
 		s.flushMu.Lock()
 		s.flushCond.Broadcast()
 		s.flushMu.Unlock()
-		if !all && n < indexBatch {
-			s.ov.qmu.Lock()
-			backlog := len(s.ov.queue) >= indexBatch
-			s.ov.qmu.Unlock()
-			if !backlog {
-				return
-			}
+		if !all && !fullNext {
+			return
 		}
 	}
 }

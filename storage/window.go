@@ -1,10 +1,10 @@
 package storage
 
 // window is a map from uint64 keys to values for keys that arrive mostly in increasing order and
-// leave mostly in the same order: the overlay's records by lsn, and a stream's events by index.
-// It keeps the keys base..base+len(win)-1 in a slice, the zero value marking an empty slot, and
-// drops empty slots from the front. A key that does not extend the slice (one below it, as a
-// carry record may set, or far beyond its end) goes to a map.
+// leave, if at all, mostly in the same order: the overlay's and the record cache's records by lsn,
+// and a stream's events by index. It keeps the keys base..base+len(win)-1 in a slice, the zero
+// value marking an empty slot, and drops empty slots from the front. A key that does not extend the
+// slice (one below it, as a carry record may set, or far beyond its end) goes to a map.
 //
 // Go maps answer this load badly: a key set that slides forward leaves deleted slots behind,
 // and each insert, lookup and delete probes a table much larger than the caches. Here all three

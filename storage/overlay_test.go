@@ -1,0 +1,90 @@
+package storage
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadsAcrossOverlayGenerations holds the indexer inside its transaction while more records
+// commit: the overlay then has two generations, and every read takes each key's newest version
+// from whichever holds it, before and after the older one reaches bbolt.
+func TestReadsAcrossOverlayGenerations(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("t", "x")
+	put := func(key, value string) {
+		t.Helper()
+		if _, err := s.Commit(&Record{Puts: []Put{{Space: "sp", Key: key, Value: []byte(value)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAppend(t, s, k, ev("e", 1))
+	put("a", "1")
+	put("c", "4")
+
+	s.idxMu.Lock()
+	held := true
+	release := func() {
+		if held {
+			held = false
+			s.idxMu.Unlock()
+		}
+	}
+	// A failed check must not leave the indexer blocked: Close waits for it.
+	defer release()
+	select {
+	case s.flushNow <- struct{}{}:
+	default:
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.ov.mu.RLock()
+		taken := len(s.ov.gens) > 0 && s.ov.gens[0].sealed
+		s.ov.mu.RUnlock()
+		if taken {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the indexer did not take the first generation")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mustAppend(t, s, k, ev("e", 2))
+	mustAppend(t, s, key("t", "w"), ev("e", 3))
+	put("a", "2")
+	put("b", "3")
+
+	check := func(when string) {
+		t.Helper()
+		var got []string
+		for _, e := range allEvents(t, s, k) {
+			got = append(got, string(e.Data))
+		}
+		if strings.Join(got, ",") != "1,2" || mustLength(t, s, k) != 2 {
+			t.Fatalf("%s: events of %s: %v, length %d", when, k, got, mustLength(t, s, k))
+		}
+		if v, err := s.Get("sp", "a"); err != nil || string(v) != "2" {
+			t.Fatalf("%s: sp/a is %q, %v; want the newer 2", when, v, err)
+		}
+		var kvs []string
+		if err := s.Scan("sp", "", func(key string, value []byte) error {
+			kvs = append(kvs, key+"="+string(value))
+			return nil
+		}); err != nil || strings.Join(kvs, ",") != "a=2,b=3,c=4" {
+			t.Fatalf("%s: scan of sp: %v, %v", when, kvs, err)
+		}
+		if ids, err := s.List("t", "", 10); err != nil || strings.Join(ids, ",") != "w,x" {
+			t.Fatalf("%s: list of t: %v, %v", when, ids, err)
+		}
+	}
+	s.ov.mu.RLock()
+	gens := len(s.ov.gens)
+	s.ov.mu.RUnlock()
+	if gens != 2 {
+		t.Fatalf("the overlay has %d generations, want 2", gens)
+	}
+	check("two generations")
+	release()
+	indexAll(t, s)
+	check("indexed")
+}
