@@ -413,7 +413,7 @@ func (s *Store) headLocked(k StreamKey) (head, error) {
 			return head{}, err
 		}
 	}
-	s.mu.heads.prune(s.indexed.Load())
+	s.mu.heads.prune(s.visible.Load())
 	s.mu.heads.add(k, h)
 	return h, nil
 }

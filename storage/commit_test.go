@@ -100,6 +100,75 @@ func TestConflictWaitsForTheWinnerToBeVisible(t *testing.T) {
 	}
 }
 
+// TestCommitViewKeepsHeadsReadersCannotSee: a commit view of one head forgets heads at every new
+// stream, but never one whose record the publisher has not made visible: a commit to that stream
+// would otherwise take its length from readers, who do not see the record yet, and win too.
+func TestCommitViewKeepsHeadsReadersCannotSee(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	s.mu.Lock()
+	s.mu.heads.bound = 1
+	s.mu.Unlock()
+	k := key("order", "o1")
+	mustAppend(t, s, k, ev("was_placed", 1))
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // before the store's close, which waits for the held commits
+	s.publishHook = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	written := func() uint64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.mu.lsn
+	}
+	waitWritten := func(lsn uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); written() < lsn; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no commit reached lsn %d", lsn)
+			}
+		}
+	}
+	errs := make(chan error, 4)
+	commit := func(k StreamKey, length uint64) {
+		go func() {
+			_, err := appendOne(s, k, Expect{Kind: Exactly, Length: length}, ev("e", length))
+			errs <- err
+		}()
+	}
+	before := written()
+	commit(k, 1) // the winner, held unpublished
+	<-held
+	waitWritten(before + 1)
+	// New streams: past its bound of one, the view forgets what it may at each.
+	commit(key("order", "fresh1"), 0)
+	waitWritten(before + 2)
+	commit(key("order", "fresh2"), 0)
+	waitWritten(before + 3)
+	commit(k, 1) // the loser
+	time.Sleep(20 * time.Millisecond)
+	releaseAll()
+	var wins, conflicts int
+	for range 4 {
+		switch err := <-errs; {
+		case err == nil:
+			wins++
+		case errors.Is(err, ErrConflict):
+			conflicts++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if wins != 3 || conflicts != 1 || mustLength(t, s, k) != 2 {
+		t.Fatalf("got %d commits and %d conflicts, length %d; want 3 (the winner and the new streams), 1 and 2", wins, conflicts, mustLength(t, s, k))
+	}
+}
+
 func TestCommitMultiStreamIsAllOrNothing(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	a, b := key("order", "o1"), key("inventory", "i1")
@@ -307,15 +376,8 @@ func TestCommitViewPruningKeepsOCCExact(t *testing.T) {
 			}
 		}
 	}
-	for round := 0; round < 3; round++ {
-		commitAll(round)
-		s.mu.Lock()
-		last := s.mu.lsn
-		s.mu.Unlock()
-		if err := s.flush(last); err != nil {
-			t.Fatal(err)
-		}
-		// New streams past the bound forget the heads already in bbolt, a few at each.
+	prune := func(round int) {
+		// New streams past the bound forget the heads readers see, a few at each.
 		s.mu.Lock()
 		s.mu.heads.bound = 4
 		s.mu.Unlock()
@@ -329,6 +391,27 @@ func TestCommitViewPruningKeepsOCCExact(t *testing.T) {
 			t.Fatalf("round %d: commit view holds %d heads after pruning, want at most its bound and the last new streams", round, n)
 		}
 	}
+	for round := 0; round < 3; round++ {
+		commitAll(round)
+		indexAll(t, s)
+		prune(round)
+	}
+	// Heads forgotten while their records are in the overlay only: the indexer is held inside
+	// its transaction, and the next commits must find the lengths there.
+	s.idxMu.Lock()
+	held := true
+	defer func() {
+		if held {
+			s.idxMu.Unlock()
+		}
+	}()
+	for round := 3; round < 6; round++ {
+		commitAll(round)
+		prune(round)
+	}
+	held = false
+	s.idxMu.Unlock()
+	commitAll(6)
 }
 
 // IfAbsent puts: dropped while their key is known live, written when it is not (first put, after

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// The view forgets its least recently written heads first, only those in bbolt, and a few per
+// The view forgets its least recently written heads first, only those readers see, and a few per
 // new head.
-func TestCommitViewForgetsOldestIndexedHeads(t *testing.T) {
+func TestCommitViewForgetsOldestPublishedHeads(t *testing.T) {
 	v := newCommitView()
 	v.bound = 3
 	k := func(i int) StreamKey { return key("t", fmt.Sprint(i)) }
@@ -18,12 +18,12 @@ func TestCommitViewForgetsOldestIndexedHeads(t *testing.T) {
 	h1, _ := v.get(k(1))
 	v.written(h1, head{lsn: 6})
 
-	// Only records up to lsn 2 are in bbolt: of the oldest (2, 3, ...), only 2 goes.
+	// Only records up to lsn 2 are published: of the oldest (2, 3, ...), only 2 goes.
 	v.prune(2)
 	if _, ok := v.get(k(2)); ok || v.len() != 4 {
 		t.Fatalf("after prune(2): len %d, stream 2 kept %v; want 4 heads without stream 2", v.len(), ok)
 	}
-	// Everything indexed: the oldest go until the bound, the recently written 1 stays.
+	// Everything published: the oldest go until the bound, the recently written 1 stays.
 	v.prune(6)
 	if v.len() != 3 {
 		t.Fatalf("after prune(6): len %d, want the bound 3", v.len())

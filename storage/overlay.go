@@ -63,8 +63,15 @@ type headUpdate struct {
 
 func newOverlay() *overlay { return &overlay{} }
 
-func newGen() *ovGen {
-	return &ovGen{streams: make(map[StreamKey]*ovStream), space: make(map[string]spaceEntry)}
+// newGen returns a generation whose maps have room for as many streams and keys as prev, the
+// generation before it, held: generations under a steady load are alike, and maps grown from
+// empty each time rehashed every entry several times over.
+func newGen(prev *ovGen) *ovGen {
+	var streams, space int
+	if prev != nil {
+		streams, space = len(prev.streams), len(prev.space)
+	}
+	return &ovGen{streams: make(map[StreamKey]*ovStream, streams), space: make(map[string]spaceEntry, space)}
 }
 
 func (g *ovGen) stream(k StreamKey) *ovStream {
@@ -81,8 +88,10 @@ func (g *ovGen) stream(k StreamKey) *ovStream {
 // compared with the current version, which older may be in bbolt only, through the lookup
 // functions. REQUIRES: o.mu held for writing.
 func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (entry, bool), olderSpace func(string) (spaceEntry, bool)) {
-	if n := len(o.gens); n == 0 || o.gens[n-1].sealed {
-		o.gens = append(o.gens, newGen())
+	if n := len(o.gens); n == 0 {
+		o.gens = append(o.gens, newGen(nil))
+	} else if o.gens[n-1].sealed {
+		o.gens = append(o.gens, newGen(o.gens[n-1]))
 	}
 	g := o.gens[len(o.gens)-1]
 	r := a.rec

@@ -76,11 +76,12 @@ func (r *recentNames) add(es []nameEntry) {
 	}
 }
 
-// clear forgets every name, once a committed transaction merged them.
+// clear forgets every name, once a committed transaction merged them. The map keeps its room for
+// the names that gather until the next merge.
 func (r *recentNames) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.nos = make(map[StreamKey]uint64)
+	clear(r.nos)
 	r.sorted, r.unsorted = nil, nil
 }
 

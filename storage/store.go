@@ -55,6 +55,8 @@ type Store struct {
 	qmu       sync.Mutex
 	inflight  []*applied // protected by qmu
 	published uint64     // protected by qmu
+	// visible is published, for the commit path, which reads it without qmu.
+	visible atomic.Uint64
 	// pubCond, on qmu, is broadcast each time the publisher is done with a group of records.
 	pubCond *sync.Cond
 
@@ -147,6 +149,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.mu.lsn, s.mu.lastSID = wm.lsn, wm.lastSID
 	s.published = wm.lsn
+	s.visible.Store(wm.lsn)
 	s.indexed.Store(wm.lsn)
 	go s.indexer()
 	go s.publisher()
@@ -562,6 +565,7 @@ func (s *Store) publisher() {
 		s.qmu.Lock()
 		if err == nil {
 			s.published = items[len(items)-1].rec.lsn
+			s.visible.Store(s.published)
 		}
 		s.pubCond.Broadcast()
 		s.qmu.Unlock()
