@@ -57,9 +57,27 @@ func FuzzTickHandler(f *testing.F) {
 			t.Fatalf("Apply produced invalid JSON: %s", out)
 		}
 		rp := tick.NewReplayer(map[string]*tick.Handler{"e": h}, st)
-		_ = rp.Apply(ev)
-		_ = rp.Apply(ev)
-		_ = rp.State()
+		if st.IsMissing() {
+			_ = rp.Apply(ev)
+			_ = rp.State()
+			return
+		}
+		// The same events from the state as a snapshot stores it, read by
+		// ParseState, give the same states.
+		stored, err := tick.ParseState(st.AppendJSON(nil))
+		if err != nil {
+			t.Fatalf("ParseState of %s: %v", st, err)
+		}
+		rs := tick.NewReplayer(map[string]*tick.Handler{"e": h}, stored)
+		for range 3 {
+			errP, errS := rp.Apply(ev), rs.Apply(ev)
+			if (errP == nil) != (errS == nil) {
+				t.Fatalf("from the stored state: error %v, from the parsed one %v", errS, errP)
+			}
+		}
+		if p, s := rp.State(), rs.State(); p.String() != s.String() {
+			t.Fatalf("from the stored state %s, from the parsed one %s", s, p)
+		}
 	})
 }
 
@@ -90,6 +108,12 @@ func FuzzTickParseJSON(f *testing.F) {
 		}
 		if utf8.Valid(raw) && !tick.Equal(v, w) {
 			t.Fatalf("round trip changed the value: %q -> %s", raw, out)
+		}
+		// What was written is what snapshots store: ParseState reads it as
+		// the same value and writes it back unchanged.
+		s, err := tick.ParseState(out)
+		if err != nil || string(s.AppendJSON(nil)) != string(out) || !tick.Equal(s, w) {
+			t.Fatalf("ParseState: %s -> %s, %v", out, s, err)
 		}
 	})
 }

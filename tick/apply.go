@@ -246,6 +246,10 @@ func (r *run) op(o *op) error {
 		if err != nil {
 			return err
 		}
+		if at.n.lz != nil && at.n.lz.verbatim {
+			appendVerbatim(at, v, r.g)
+			return nil
+		}
 		n := ownNode(at, r.g)
 		n.items = append(n.items, v)
 		return nil

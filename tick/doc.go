@@ -32,6 +32,19 @@
 //     to be distinct (and unescaped) let a lookup stop at the first match,
 //     and a compact first key needs no walk at all; others scan on, since
 //     the last of repeated keys wins.
+//   - A stored state (a snapshot) is read by ParseState: its top level is
+//     parsed, and every array and object inside it becomes a lazy node
+//     marked verbatim, since AppendJSON wrote that text and would write it
+//     again byte for byte. Writing such a node copies its text. Appending
+//     to a verbatim array parses nothing either: the session gets a node
+//     over the same text with a tail of appended items, extended in place
+//     while the session owns it and copied (the tail only) by the next;
+//     AppendJSON writes the text without its "]", then the tail. Anything
+//     else that needs the items parses the text once and adds the tail,
+//     and a mutation other than append turns an owned tail node into an
+//     ordinary one. Reading a stream of 10,000 events whose state holds an
+//     item per event went from 5.4 to 0.75 ms (BenchmarkRead, snapshot):
+//     most of it had been parsing the snapshot and writing it out again.
 //   - ParseJSON and ParseEvent parse eagerly (their callers read the values
 //     many times): the input is copied into one string that every unescaped
 //     string slices, and nodes, members and items come from chunks allocated

@@ -50,6 +50,7 @@ func (p *parser) lazyValue() (Value, error) {
 		ln.t.full.Store(nil)
 	}
 	ln.t.raw = p.src[start:p.pos]
+	ln.t.verbatim = p.verbatim
 	n := &ln.n
 	n.gen, n.lz = 0, &ln.t
 	if kind == KindObject && p.collect != -1 && p.distinctKeys() {

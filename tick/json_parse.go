@@ -32,6 +32,19 @@ func ParseJSON(raw []byte) (Value, error) {
 	return p.parse(raw)
 }
 
+// ParseState parses JSON that AppendJSON wrote, a stored state: the top
+// level like ParseJSON, every array and object inside it as a lazy node over
+// its text (validated all the same) that AppendJSON writes back by copying
+// the text, and that append extends without parsing it. Reading a long
+// state from a snapshot and writing it out again so costs little more than
+// copying its text, whatever the size of its arrays, as long as nothing
+// walks into them. Text that AppendJSON did not write would be written back
+// as it is, not normalized.
+func ParseState(raw []byte) (Value, error) {
+	p := parser{verbatim: true}
+	return p.parse(raw)
+}
+
 // parser turns JSON text into Values with few allocations: the input is
 // copied into one string that every unescaped string of the result slices;
 // nodes, members and items come from chunks allocated per document. The
@@ -56,6 +69,9 @@ type parser struct {
 	// metadata is decoded, since every replayed event is stamped with it.
 	tsNum float64
 	hasTS bool
+	// verbatim is set by ParseState: below the top level, arrays and
+	// objects become lazy nodes that AppendJSON writes back as their text.
+	verbatim bool
 }
 
 func (p *parser) parse(raw []byte) (Value, error) {
@@ -135,8 +151,14 @@ func (p *parser) value() (Value, error) {
 	}
 	switch c := p.src[p.pos]; c {
 	case '{':
+		if p.verbatim && p.depth > 0 {
+			return p.lazyValue()
+		}
 		return p.object()
 	case '[':
+		if p.verbatim && p.depth > 0 {
+			return p.lazyValue()
+		}
 		return p.array()
 	case '"':
 		s, err := p.str()

@@ -21,7 +21,11 @@ func (v Value) AppendJSON(dst []byte) []byte {
 		return appendNumber(dst, v.num)
 	case KindString:
 		return appendString(dst, v.str)
-	case KindArray:
+	}
+	if lz := v.n.lz; lz != nil && lz.verbatim {
+		return appendVerbatimJSON(dst, lz)
+	}
+	if v.kind == KindArray {
 		dst = append(dst, '[')
 		for i, it := range v.n.m().items {
 			if i > 0 {
@@ -41,6 +45,22 @@ func (v Value) AppendJSON(dst []byte) []byte {
 		dst = m.Value.AppendJSON(dst)
 	}
 	return append(dst, '}')
+}
+
+// appendVerbatimJSON writes a lazy node whose text is what AppendJSON would
+// write, and the items of its tail after those of the text.
+func appendVerbatimJSON(dst []byte, lz *lazyText) []byte {
+	if len(lz.tail) == 0 {
+		return append(dst, lz.raw...)
+	}
+	dst = append(dst, lz.raw[:len(lz.raw)-1]...) // the text without its ']'
+	for i, it := range lz.tail {
+		if i > 0 || len(lz.raw) > 2 {
+			dst = append(dst, ',')
+		}
+		dst = it.AppendJSON(dst)
+	}
+	return append(dst, ']')
 }
 
 // String returns v as compact JSON.

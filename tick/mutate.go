@@ -10,6 +10,13 @@ package tick
 // ownNode makes v's node mutable by session g, copying it if needed.
 func ownNode(v *Value, g uint64) *node {
 	if v.n.gen == g {
+		if v.n.lz != nil {
+			// A tail this session appended to a lazy array: the operation
+			// needs the items themselves.
+			n := v.n
+			n.items = append(make([]Value, 0, len(n.m().items)+4), n.m().items...)
+			n.lz = nil
+		}
 		return v.n
 	}
 	n := &node{gen: g}
@@ -29,12 +36,35 @@ func freeze(v Value, g uint64) {
 		return
 	}
 	v.n.gen = 0
+	if v.n.lz != nil {
+		// A tail node: its text is frozen and so is every item of its tail.
+		return
+	}
 	for _, it := range v.n.m().items {
 		freeze(it, g)
 	}
 	for _, m := range v.n.m().members {
 		freeze(m.Value, g)
 	}
+}
+
+// appendVerbatim appends the frozen v to the lazy verbatim array at, for
+// session g, without parsing the text: the first append makes a node with
+// the same text and a tail the session owns, later ones extend the tail.
+// Appending to a state read from a snapshot so costs the size of the
+// tail, not of the array.
+func appendVerbatim(at *Value, v Value, g uint64) {
+	if at.n.gen == g {
+		lz := at.n.lz
+		lz.tail = append(lz.tail, v)
+		if lz.full.Load() != nil {
+			lz.full.Store(nil) // parsed before this append; nothing else holds it
+		}
+		return
+	}
+	old := at.n.lz
+	tail := append(make([]Value, 0, len(old.tail)+8), old.tail...)
+	at.n = &node{gen: g, lz: &lazyText{raw: old.raw, verbatim: true, tail: append(tail, v)}}
 }
 
 // newObject returns an empty object owned by session g, with room for at

@@ -42,8 +42,9 @@ type Member struct {
 // mutation session that created it and alone may change it.
 //
 // A lazy node has lz, the validated JSON text of the array or object, and
-// no children until something needs them. Lazy nodes are always frozen;
-// Get reads a member straight from the text without parsing the rest.
+// no children until something needs them. Lazy nodes are frozen, but for an
+// array with a tail that a session is still appending to; Get reads a
+// member straight from the text without parsing the rest.
 type node struct {
 	gen     uint64
 	members []Member
@@ -55,9 +56,17 @@ type node struct {
 // children, the parsed node, published atomically because frozen values
 // are shared between goroutines. It is kept apart so that every other node
 // stays in the 64-byte size class.
+//
+// verbatim says raw is exactly what AppendJSON writes for it (text that
+// AppendJSON wrote, such as a stored state), so that writing the node copies
+// the text. tail, only on arrays and only with verbatim, holds items
+// appended after those of raw: appending to a long stored array neither
+// parses nor copies it (see appendVerbatim). Every item of tail is frozen.
 type lazyText struct {
-	raw  string
-	full atomic.Pointer[node]
+	raw      string
+	full     atomic.Pointer[node]
+	verbatim bool
+	tail     []Value
 }
 
 // uniqueKeys is the gen of a lazy object whose keys are known not to
@@ -78,8 +87,8 @@ func (n *node) m() *node {
 	return n.load()
 }
 
-// load parses a lazy node's text. Two goroutines may both parse; the first
-// to publish wins and both use its result.
+// load parses a lazy node's text, followed by its tail. Two goroutines may
+// both parse; the first to publish wins and both use its result.
 func (n *node) load() *node {
 	var p parser
 	v, err := p.parseText(n.lz.raw)
@@ -87,10 +96,14 @@ func (n *node) load() *node {
 		// The text was validated when the node was made.
 		panic("tick: lazy JSON text no longer parses: " + err.Error())
 	}
-	if !n.lz.full.CompareAndSwap(nil, v.n) {
+	full := v.n
+	if tail := n.lz.tail; len(tail) > 0 {
+		full = &node{items: append(append(make([]Value, 0, len(full.items)+len(tail)), full.items...), tail...)}
+	}
+	if !n.lz.full.CompareAndSwap(nil, full) {
 		return n.lz.full.Load()
 	}
-	return v.n
+	return full
 }
 
 // Value is an immutable-by-contract JSON value: 40 bytes, passed by value.
@@ -321,6 +334,12 @@ func Equal(a, b Value) bool {
 	return equal(a, b)
 }
 
+// sameText tells whether two lazy nodes hold the same text and no tail, and
+// so the same value.
+func sameText(a, b *node) bool {
+	return a.lz != nil && b.lz != nil && a.lz.raw == b.lz.raw && len(a.lz.tail) == 0 && len(b.lz.tail) == 0
+}
+
 func equal(a, b Value) bool {
 	if a.kind != b.kind {
 		return false
@@ -333,7 +352,7 @@ func equal(a, b Value) bool {
 	case KindString:
 		return a.str == b.str
 	case KindArray:
-		if a.n == b.n || (a.n.lz != nil && b.n.lz != nil && a.n.lz.raw == b.n.lz.raw) {
+		if a.n == b.n || sameText(a.n, b.n) {
 			return true
 		}
 		x, y := a.n.m().items, b.n.m().items
@@ -347,7 +366,7 @@ func equal(a, b Value) bool {
 		}
 		return true
 	}
-	if a.n == b.n || (a.n.lz != nil && b.n.lz != nil && a.n.lz.raw == b.n.lz.raw) {
+	if a.n == b.n || sameText(a.n, b.n) {
 		return true
 	}
 	x, y := a.n.m().members, b.n.m().members

@@ -29,13 +29,14 @@ func (p Policy) Due(base, length uint64) bool {
 }
 
 // Load returns the usable snapshot of a stream: its state and length. ok is false when there is
-// none, when it was made under another fingerprint, or when it does not parse.
+// none, when it was made under another fingerprint, or when it does not parse. The state is read
+// with tick.ParseState, so its arrays and objects stay text until something needs them.
 func Load(st storage.EventStore, k storage.StreamKey, fingerprint uint64) (state tick.Value, length uint64, ok bool, err error) {
 	snap, found, err := st.GetSnapshot(k)
 	if err != nil || !found || snap.SpecVersion != fingerprint {
 		return tick.Value{}, 0, false, err
 	}
-	v, perr := tick.ParseJSON(snap.State)
+	v, perr := tick.ParseState(snap.State)
 	if perr != nil {
 		return tick.Value{}, 0, false, nil
 	}
