@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/j17-go/j17/storage"
+	"github.com/j17-go/j17/tick"
 )
 
 // CheckpointSpace is the record space of checkpoints: "h/<id>" holds a checkpoint's header and
@@ -129,8 +130,15 @@ func RestoreCheckpoint(st storage.EventStore, id string, fingerprint uint64) (in
 		if m.Length > length {
 			return nil
 		}
+		// A snapshot holds the state as AppendJSON writes it, since reads copy its text out
+		// verbatim (see Load); the member's copy went through encoding/json, which escapes
+		// "<", ">", "&" and two line separators.
+		state, err := tick.ParseJSON(m.State)
+		if err != nil {
+			return fmt.Errorf("%w: state of %s: %v", ErrBadCheckpoint, m.ID, err)
+		}
 		n++
-		return Save(st, k, fingerprint, m.Length, m.State)
+		return Save(st, k, fingerprint, m.Length, state.AppendJSON(nil))
 	})
 	return n, err
 }

@@ -74,7 +74,9 @@ func TestLoadHonoursTheFingerprint(t *testing.T) {
 func TestCheckpointLifecycleNeverTouchesEvents(t *testing.T) {
 	st := store(t, map[string]int{"a": 3, "b": 2})
 	now := time.Unix(1700000000, 0)
-	cp, err := CreateCheckpoint(st, now, "u", "", 9, []Member{{ID: "a", Length: 3, State: []byte(`{"n":3}`)}, {ID: "b", Length: 5, State: []byte(`{"n":5}`)}})
+	// A state with what encoding/json escapes, in an array that reads keep as text.
+	const stateA = "{\"n\":3,\"notes\":[\"<b>&amp;</b>\",\"\u2028\"]}"
+	cp, err := CreateCheckpoint(st, now, "u", "", 9, []Member{{ID: "a", Length: 3, State: []byte(stateA)}, {ID: "b", Length: 5, State: []byte(`{"n":5}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +94,10 @@ func TestCheckpointLifecycleNeverTouchesEvents(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Errorf("restore: %d %v; want 1 (b's state is longer than its stream)", n, err)
 	}
-	if _, l, ok, _ := Load(st, storage.StreamKey{Type: "u", ID: "a"}, 9); !ok || l != 3 {
+	if v, l, ok, _ := Load(st, storage.StreamKey{Type: "u", ID: "a"}, 9); !ok || l != 3 {
 		t.Errorf("restored snapshot of a: length %d ok %v", l, ok)
+	} else if got := v.String(); got != stateA {
+		t.Errorf("restored state of a is written as %s, want %s as it was", got, stateA)
 	}
 	if err := DeleteCheckpoint(st, cp.ID); err != nil {
 		t.Fatal(err)
