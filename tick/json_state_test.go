@@ -252,3 +252,25 @@ func TestVerbatimAppendParsesNothing(t *testing.T) {
 		t.Errorf("the text read was parsed")
 	}
 }
+
+// TestVerbatimAppendToSpacedText: text that AppendJSON did not write (with
+// spaces) is written back as it is, and appending to it still gives JSON.
+func TestVerbatimAppendToSpacedText(t *testing.T) {
+	h := mustHandler(t, `[{"append": {"target": "a", "value": 1}}, {"append": {"target": "b", "value": 2}}]`)
+	base, err := ParseState([]byte(`{"a":[ ],"b":[ 1 ]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Apply(base, &Event{Metadata: mustJSON(t, `{"timestamp":5}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := got.String()
+	back, err := ParseJSON([]byte(out))
+	if err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if want := mustJSON(t, `{"a":[1],"b":[1,2],"created_at":5,"updated_at":5}`); !Equal(back, want) {
+		t.Errorf("got %s, want %s", out, want)
+	}
+}

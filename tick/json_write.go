@@ -54,8 +54,9 @@ func appendVerbatimJSON(dst []byte, lz *lazyText) []byte {
 		return append(dst, lz.raw...)
 	}
 	dst = append(dst, lz.raw[:len(lz.raw)-1]...) // the text without its ']'
+	empty := skipSpace(lz.raw, 1) == len(lz.raw)-1
 	for i, it := range lz.tail {
-		if i > 0 || len(lz.raw) > 2 {
+		if i > 0 || !empty {
 			dst = append(dst, ',')
 		}
 		dst = it.AppendJSON(dst)
