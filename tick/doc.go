@@ -43,8 +43,9 @@
 //     else that needs the items parses the text once and adds the tail,
 //     and a mutation other than append turns an owned tail node into an
 //     ordinary one. Reading a stream of 10,000 events whose state holds an
-//     item per event went from 5.4 to 0.75 ms (BenchmarkRead, snapshot):
-//     most of it had been parsing the snapshot and writing it out again.
+//     item per event went from 5.4 ms to under 1 (BenchmarkRead, snapshot,
+//     p50): most of it had been parsing the snapshot and writing it out
+//     again.
 //   - ParseJSON and ParseEvent parse eagerly (their callers read the values
 //     many times): the input is copied into one string that every unescaped
 //     string slices, and nodes, members and items come from chunks allocated
