@@ -254,14 +254,13 @@ type keyedStream struct {
 }
 
 func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
-	wm, err := readWatermark(tx)
+	w := &keyedStreams{names: tx.Bucket(bucketNames).Cursor()}
+	err := forRecentHeads(tx, func(key []byte, no uint64) error {
+		w.recent = append(w.recent, keyedStream{key, no})
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	w := &keyedStreams{names: tx.Bucket(bucketNames).Cursor()}
-	c := tx.Bucket(bucketHeads).Cursor()
-	for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
-		w.recent = append(w.recent, keyedStream{headKey(v), binary.BigEndian.Uint64(k)})
 	}
 	slices.SortFunc(w.recent, func(a, b keyedStream) int { return bytes.Compare(a.key, b.key) })
 	w.nk, w.nv = w.names.First()

@@ -47,6 +47,24 @@ func TestCommitAssignsIndexesIDsAndChain(t *testing.T) {
 	}
 }
 
+// holdPublisher makes the publisher wait before each group of records until releaseAll is
+// called; held receives a value when a group is waiting. releaseAll runs at the test's cleanup at
+// the latest, before the store's close, which waits for the held commits.
+func holdPublisher(t *testing.T, s *Store) (held <-chan struct{}, releaseAll func()) {
+	h, release := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll = func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll)
+	s.publishHook = func() {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	return h, releaseAll
+}
+
 // A commit that loses to one still waiting for its fsync answers only once the winner is durable
 // and visible: the conflict's Actual is then a length readers see, never one that counts events
 // not yet acknowledged, and a retry that reads the length finds it.
@@ -54,17 +72,7 @@ func TestConflictWaitsForTheWinnerToBeVisible(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	k := key("order", "o1")
 	mustAppend(t, s, k, ev("was_placed", 1))
-	held, release := make(chan struct{}, 1), make(chan struct{})
-	var releaseOnce sync.Once
-	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(releaseAll) // before the store's close, which waits for the held commit
-	s.publishHook = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	held, releaseAll := holdPublisher(t, s)
 	winner := make(chan error, 1)
 	go func() {
 		_, err := appendOne(s, k, Expect{Kind: Exactly, Length: 1}, ev("had_item_added", 1))
@@ -110,17 +118,7 @@ func TestCommitViewKeepsHeadsReadersCannotSee(t *testing.T) {
 	s.mu.Unlock()
 	k := key("order", "o1")
 	mustAppend(t, s, k, ev("was_placed", 1))
-	held, release := make(chan struct{}, 1), make(chan struct{})
-	var releaseOnce sync.Once
-	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(releaseAll) // before the store's close, which waits for the held commits
-	s.publishHook = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	held, releaseAll := holdPublisher(t, s)
 	written := func() uint64 {
 		s.mu.Lock()
 		defer s.mu.Unlock()

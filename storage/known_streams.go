@@ -7,9 +7,10 @@ import (
 )
 
 // knownStreams is a Bloom filter of the streams that have a head: the keys of the index's heads,
-// read in the background after Open (scanKnownStreams), and every stream a commit starts since. A stream it has never seen has no head anywhere, so the commit path can take a new
-// stream's head to be empty without searching the index; for writes to fresh aggregates that
-// search was most of the time the commit lock was held.
+// read in the background after Open (scanKnownStreams), and every stream a commit starts since.
+// A stream it has never seen has no head anywhere, so the commit path can take a new stream's
+// head to be empty without searching the index; for writes to fresh aggregates that search was
+// most of the time the commit lock was held.
 //
 // It answers "no" only with certainty, and "maybe" for every key until the scan is done. No false
 // "no" follows from two facts: a stream's head reaches the index only through a commit (the

@@ -465,14 +465,13 @@ func (s *Store) ScanPage(space, prefix, after string, limit int, fn func(key str
 // scan merges the overlay's and bbolt's versions of the keys in range, in key order, keeping
 // for each the version of the larger holder, and calls fn for up to limit live ones (0: all).
 func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func(key string, value []byte) error) (string, int, error) {
-	type item = spaceItem
 	full := spaceKeyString(space, prefix)
 	from, skipFrom := full, false
 	if paged && after >= prefix {
 		from, skipFrom = spaceKeyString(space, after), true
 	}
 	ov := s.ov.spaceRange(full, func(k string) bool { return k >= from && !(skipFrom && k == from) })
-	var out []item
+	var out []spaceItem
 	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSpace).Cursor()
 		k, v := c.Seek([]byte(from))
@@ -484,7 +483,7 @@ func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func
 			if !inBolt && !inOverlay {
 				break
 			}
-			var it item
+			var it spaceItem
 			if inOverlay && (!inBolt || ov[i].key <= string(k)) {
 				it = ov[i]
 				i++
@@ -495,7 +494,7 @@ func (s *Store) scan(space, prefix, after string, paged bool, limit int, fn func
 					return err
 				}
 				if it.key == "" || e.holder > it.e.holder {
-					it = item{string(k), e}
+					it = spaceItem{string(k), e}
 				}
 				k, v = c.Next()
 			}

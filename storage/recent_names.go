@@ -11,8 +11,8 @@ import (
 // which holds each stream's key, so the set is derived: Open reads it back from the heads
 // numbered above the named count.
 //
-// The indexer adds a transaction's new streams after the transaction commits and before it trims
-// them from the overlay, and empties the set after a transaction that merged it into the names
+// The indexer adds a transaction's new streams after the transaction commits and before it drops
+// their overlay generation, and empties the set after a transaction that merged it into the names
 // bucket. A reader looks a stream up in the overlay first, here second and in bbolt last (in a
 // transaction begun after the look-up here), so it never misses a stream: a stream that left the
 // overlay is here, and one that left this set is in the names bucket of every later transaction.
@@ -135,8 +135,8 @@ func (r *recentNames) list(typ, cursor string, limit int) []string {
 	return out
 }
 
-// mergeDue says whether n recent names make a merge, with named names merged before and least
-// the lower bound (namesMergeMin outside tests).
+// mergeDue says whether n recent names make a merge, named names having been merged before;
+// least is the lower bound (namesMergeMin outside tests).
 func mergeDue(n int, named uint64, least int) bool {
 	return n >= max(least, min(int(named/4), namesMergeMax))
 }

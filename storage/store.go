@@ -322,22 +322,37 @@ var errStopScan = errors.New("stop scan")
 // count, read from their heads.
 func loadRecentNames(db *bolt.DB, r *recentNames) error {
 	return db.View(func(tx *bolt.Tx) error {
-		wm, err := readWatermark(tx)
-		if err != nil {
-			return err
-		}
 		var es []nameEntry
-		c := tx.Bucket(bucketHeads).Cursor()
-		for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
-			sk, err := parseStreamKey(headKey(v))
+		err := forRecentHeads(tx, func(key []byte, no uint64) error {
+			sk, err := parseStreamKey(key)
 			if err != nil {
 				return err
 			}
-			es = append(es, nameEntry{sk, binary.BigEndian.Uint64(k)})
+			es = append(es, nameEntry{sk, no})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		r.add(es)
 		return nil
 	})
+}
+
+// forRecentHeads calls fn with the stream key (type 0 id) and number of every head numbered
+// above the watermark's named count: the streams whose names are not in the names bucket yet.
+func forRecentHeads(tx *bolt.Tx, fn func(key []byte, no uint64) error) error {
+	wm, err := readWatermark(tx)
+	if err != nil {
+		return err
+	}
+	c := tx.Bucket(bucketHeads).Cursor()
+	for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
+		if err := fn(headKey(v), binary.BigEndian.Uint64(k)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // catchUp applies every durable record after the watermark, in transactions of a few thousand.
