@@ -3,7 +3,9 @@
 //
 // The suite starts every system itself on 127.0.0.1 (our server from its binary, the peers from
 // the distribution's packages), drives all of them with the same load generator in the same run,
-// and records each scenario several times so that the table shows medians, not luck.
+// and records each scenario several times so that the table shows medians, not luck. The runs of a
+// scenario alternate between the systems, one run of each in turn, because the speed of a virtual
+// machine drifts within minutes and would otherwise favour whichever system ran in its faster ones.
 //
 // The load generator has two modes. Closed-loop: each connection sends its next request as soon
 // as the previous one is answered; this measures throughput. Open-loop: requests are due at a

@@ -33,54 +33,78 @@ func closeAll(cs []Conn) {
 	}
 }
 
-// measure runs op Runs times closed-loop for throughput, CPU and peak memory, each followed by
-// an open-loop run at half that throughput for latency. A run whose every request failed ends
-// the measurement with the failure.
-func (s *Suite) measure(ctx context.Context, sys System, note string, conns, eventsPerOp int, op connOp, extra func(Sample)) Row {
-	row := Row{System: sys.Name(), Note: note}
-	cs, err := dialAll(sys, conns)
+// A measurement makes one row: op on one system at a number of connections, taken Runs times.
+// The suite takes the runs of a scenario in rounds, one run of every measurement of every system
+// per round (see RunSuite), so each run dials its own connections and closes them after.
+type measurement struct {
+	sys                System
+	conns, eventsPerOp int
+	op                 connOp
+	// extra, if set, adds the scenario's own figures to each run's sample.
+	extra func(Sample)
+	row   Row
+}
+
+func newMeasurement(sys System, note string, conns, eventsPerOp int, op connOp, extra func(Sample)) *measurement {
+	return &measurement{sys: sys, conns: conns, eventsPerOp: eventsPerOp, op: op, extra: extra, row: Row{System: sys.Name(), Note: note}}
+}
+
+// runOnce takes one run of m: closed-loop for throughput, CPU and peak memory, then open-loop at
+// half that throughput for latency. A run whose every request failed ends the measurement with
+// the failure; later rounds skip it.
+func (s *Suite) runOnce(ctx context.Context, m *measurement) {
+	if m.row.Failure != "" {
+		return
+	}
+	cs, err := dialAll(m.sys, m.conns)
 	if err != nil {
-		return failed(sys.Name(), note, err)
+		m.row = failed(m.sys.Name(), m.row.Note, err)
+		return
 	}
 	defer closeAll(cs)
 	drive := func(load Load) *DriveResult {
-		return Drive(ctx, load, func(conn int, seq uint64) error { return op(cs[conn], conn, seq) })
+		return Drive(ctx, load, func(conn int, seq uint64) error { return m.op(cs[conn], conn, seq) })
 	}
-	for range s.cfg.Runs {
-		pids := sys.PIDs()
-		resetPeak(pids)
-		cpu0, self0 := cpuSeconds(pids), cpuSeconds([]int{os.Getpid()})
-		peakOf := sampleMemory(sys, memoryMB)
-		closed := drive(Load{Conns: conns, Duration: s.cfg.Duration})
-		peak := peakOf()
-		cpu, self := cpuSeconds(sys.PIDs())-cpu0, cpuSeconds([]int{os.Getpid()})-self0
-		if closed.Ops == closed.Errors {
-			if closed.FirstErr == nil {
-				closed.FirstErr = errors.New("no request completed")
-			}
-			return failed(sys.Name(), note, closed.FirstErr)
+	pids := m.sys.PIDs()
+	resetPeak(pids)
+	cpu0, self0 := cpuSeconds(pids), cpuSeconds([]int{os.Getpid()})
+	peakOf := sampleMemory(m.sys, memoryMB)
+	closed := drive(Load{Conns: m.conns, Duration: s.cfg.Duration})
+	peak := peakOf()
+	cpu, self := cpuSeconds(m.sys.PIDs())-cpu0, cpuSeconds([]int{os.Getpid()})-self0
+	if closed.Ops == closed.Errors {
+		if closed.FirstErr == nil {
+			closed.FirstErr = errors.New("no request completed")
 		}
-		ok := float64(closed.Ops - closed.Errors)
-		secs := closed.Elapsed.Seconds()
-		sample := Sample{
-			MetricOpsPerSec:    ok / secs,
-			MetricEventsPerSec: ok * float64(eventsPerOp) / secs,
-			MetricCPU:          cpu / secs * 100,
-			MetricLoadgenCPU:   self / secs * 100,
-			MetricPeakMem:      peak,
-			MetricErrors:       float64(closed.Errors),
-		}
-		open := drive(Load{Conns: conns, Duration: s.cfg.Duration, Rate: ok / secs / 2})
-		sample[MetricP50] = float64(open.Hist.Quantile(0.50)) / 1e6
-		sample[MetricP99] = float64(open.Hist.Quantile(0.99)) / 1e6
-		sample[MetricErrors] += float64(open.Errors)
-		if extra != nil {
-			extra(sample)
-		}
-		row.Runs = append(row.Runs, sample)
+		m.row = failed(m.sys.Name(), m.row.Note, closed.FirstErr)
+		return
 	}
-	row.median()
-	return row
+	ok := float64(closed.Ops - closed.Errors)
+	secs := closed.Elapsed.Seconds()
+	sample := Sample{
+		MetricOpsPerSec:    ok / secs,
+		MetricEventsPerSec: ok * float64(m.eventsPerOp) / secs,
+		MetricCPU:          cpu / secs * 100,
+		MetricLoadgenCPU:   self / secs * 100,
+		MetricPeakMem:      peak,
+		MetricErrors:       float64(closed.Errors),
+	}
+	open := drive(Load{Conns: m.conns, Duration: s.cfg.Duration, Rate: ok / secs / 2})
+	sample[MetricP50] = float64(open.Hist.Quantile(0.50)) / 1e6
+	sample[MetricP99] = float64(open.Hist.Quantile(0.99)) / 1e6
+	sample[MetricErrors] += float64(open.Errors)
+	if m.extra != nil {
+		m.extra(sample)
+	}
+	m.row.Runs = append(m.row.Runs, sample)
+}
+
+// finish returns m's row with the medians of its runs.
+func (m *measurement) finish() Row {
+	if m.row.Failure == "" {
+		m.row.median()
+	}
+	return m.row
 }
 
 // fill runs op exactly n times on conns connections as fast as the system allows, and fails on

@@ -16,7 +16,11 @@ type scenario struct {
 	// freshStreams marks the scenarios whose every request writes to new aggregates: peers
 	// that keep those in memory are emptied after them (see resetter).
 	freshStreams bool
-	run          func(ctx context.Context, s *Suite, sys System) []Row
+	// plan readies sys for the scenario (writes the data it reads, say) and returns the rows
+	// to measure on it; RunSuite takes their runs.
+	plan func(ctx context.Context, s *Suite, sys System) ([]*measurement, error)
+	// more, if set, adds rows after a row measured on sys.
+	more func(s *Suite, sys System, measured Row) []Row
 }
 
 var (
@@ -31,8 +35,8 @@ func (s *Suite) scenarios() []scenario {
 		Name: "ceiling/healthz", Title: "Load generator ceiling: GET /healthz",
 		Measures: fmt.Sprintf("the load generator against j17's trivial endpoint at %d connections, sharing the machine's cores with the server: the request rate the generator sustains when the server does almost nothing. Scenarios far below it are not limited by the generator", c.Conns),
 		Columns:  []string{MetricOpsPerSec, MetricP50, MetricP99, MetricCPU, MetricLoadgenCPU, MetricPeakMem, MetricErrors}, Chart: MetricOpsPerSec, onlyJ17: true,
-		run: func(ctx context.Context, s *Suite, sys System) []Row {
-			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.(*j17Conn).healthz() }, nil)}
+		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
+			return []*measurement{newMeasurement(sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.(*j17Conn).healthz() }, nil)}, nil
 		},
 	}}
 	for _, n := range c.WriteConns {
@@ -40,14 +44,16 @@ func (s *Suite) scenarios() []scenario {
 			Name: fmt.Sprintf("write/conns=%d", n), Title: "Durable single-event writes, " + plural(n, "connection"),
 			Measures: "one event per request to a new aggregate, acknowledged after fsync",
 			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
-			run: func(ctx context.Context, s *Suite, sys System) []Row {
-				row := s.measure(ctx, sys, "", n, 1, func(c Conn, _ int, seq uint64) error {
+			plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
+				return []*measurement{newMeasurement(sys, "", n, 1, func(c Conn, _ int, seq uint64) error {
 					return c.Append("item", NewID(), events(1, seq), 0)
-				}, nil)
-				if r, ok := sys.(*Redis); ok && row.Failure == "" {
-					return []Row{row, s.redisBenchmark(r, n, row.Median[MetricEventsPerSec])}
+				}, nil)}, nil
+			},
+			more: func(s *Suite, sys System, measured Row) []Row {
+				if r, ok := sys.(*Redis); ok && measured.Failure == "" {
+					return []Row{s.redisBenchmark(r, n, measured.Median[MetricEventsPerSec])}
 				}
-				return []Row{row}
+				return nil
 			},
 		})
 	}
@@ -56,10 +62,10 @@ func (s *Suite) scenarios() []scenario {
 			Name: fmt.Sprintf("batch/size=%d", n), Title: fmt.Sprintf("Batches of %d events, %d connections", n, c.Conns),
 			Measures: fmt.Sprintf("%d events per request to one new aggregate, all or nothing", n),
 			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
-			run: func(ctx context.Context, s *Suite, sys System) []Row {
-				return []Row{s.measure(ctx, sys, "", c.Conns, n, func(c Conn, _ int, seq uint64) error {
+			plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
+				return []*measurement{newMeasurement(sys, "", c.Conns, n, func(c Conn, _ int, seq uint64) error {
 					return c.Append("item", NewID(), events(n, seq), 0)
-				}, nil)}
+				}, nil)}, nil
 			},
 		})
 	}
@@ -67,42 +73,42 @@ func (s *Suite) scenarios() []scenario {
 		Name: fmt.Sprintf("map/items=%d", c.MapItems), Title: fmt.Sprintf("Writes with a map implication (%d items), %d connections", c.MapItems, c.Conns),
 		Measures: fmt.Sprintf("an order whose %d items each imply an event on their own inventory stream: %d events in %d streams per request, atomically (peers: the same writes in one transaction)", c.MapItems, c.MapItems+1, c.MapItems+1),
 		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
-		run: func(ctx context.Context, s *Suite, sys System) []Row {
-			return []Row{s.measure(ctx, sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
+		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
+			return []*measurement{newMeasurement(sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
 				skus := make([]string, c.MapItems)
 				for i := range skus {
 					skus[i] = NewID()
 				}
 				return cn.PlaceOrder(NewID(), skus)
-			}, nil)}
+			}, nil)}, nil
 		},
 	})
 	out = append(out, scenario{
 		Name: fmt.Sprintf("occ/conns=%d", c.Conns), Title: fmt.Sprintf("OCC contention on one hot aggregate, %d connections", c.Conns),
 		Measures: "every connection appends to the same aggregate with the length it last saw; on a conflict it re-reads the length and retries. events/s counts successful writes, latency includes retries",
 		Columns:  []string{MetricEventsPerSec, MetricConflicts, MetricP50, MetricP99, MetricCPU, MetricErrors}, Chart: MetricEventsPerSec,
-		run: runOCC,
+		plan: planOCC,
 	})
 	for _, n := range c.ReadSizes {
 		out = append(out, scenario{
 			Name: fmt.Sprintf("read/events=%d", n), Title: fmt.Sprintf("Reads of an aggregate of %d events, %d connections", n, c.Conns),
 			Measures: "GET of one aggregate: j17 folds the events into state (cached, or with ?synchronous=true uncached); the peers return the raw events (XRANGE, SELECT ... ORDER BY version)",
 			Columns:  readColumns, Chart: MetricOpsPerSec,
-			run: func(ctx context.Context, s *Suite, sys System) []Row {
+			plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 				ids, err := populate(ctx, sys, 4, 1, n)
 				if err != nil {
-					return []Row{failed(sys.Name(), "", err)}
+					return nil, err
 				}
 				read := func(cached bool) connOp {
 					return func(c Conn, _ int, _ uint64) error { return c.Read("item", ids[0], cached) }
 				}
 				if !sys.HasCache() {
-					return []Row{s.measure(ctx, sys, "", c.Conns, 1, read(false), nil)}
+					return []*measurement{newMeasurement(sys, "", c.Conns, 1, read(false), nil)}, nil
 				}
-				return []Row{
-					s.measure(ctx, sys, "cached", c.Conns, 1, read(true), nil),
-					s.measure(ctx, sys, "uncached", c.Conns, 1, read(false), nil),
-				}
+				return []*measurement{
+					newMeasurement(sys, "cached", c.Conns, 1, read(true), nil),
+					newMeasurement(sys, "uncached", c.Conns, 1, read(false), nil),
+				}, nil
 			},
 		})
 	}
@@ -110,28 +116,28 @@ func (s *Suite) scenarios() []scenario {
 		Name: "list/limit=100", Title: fmt.Sprintf("Listing 100 aggregate ids, %d connections", c.Conns),
 		Measures: "GET /item?limit=100 over the aggregates the earlier scenarios wrote (Redis: SRANDMEMBER of the id set; Postgres: SELECT ... LIMIT)",
 		Columns:  readColumns, Chart: MetricOpsPerSec,
-		run: func(ctx context.Context, s *Suite, sys System) []Row {
+		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 			if _, err := populate(ctx, sys, 4, 200, 1); err != nil {
-				return []Row{failed(sys.Name(), "", err)}
+				return nil, err
 			}
-			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.List("item", 100) }, nil)}
+			return []*measurement{newMeasurement(sys, "", c.Conns, 1, func(c Conn, _ int, _ uint64) error { return c.List("item", 100) }, nil)}, nil
 		},
 	})
 	out = append(out, scenario{
 		Name: "mixed/reads=90", Title: fmt.Sprintf("Mixed workload: 90%% reads, 10%% writes, %d connections", c.Conns),
 		Measures: "over 1,000 aggregates of 10 events: nine reads (cached where the system has a cache) for each appended event",
 		Columns:  readColumns, Chart: MetricOpsPerSec,
-		run: func(ctx context.Context, s *Suite, sys System) []Row {
+		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 			ids, err := populate(ctx, sys, 8, 1000, 10)
 			if err != nil {
-				return []Row{failed(sys.Name(), "", err)}
+				return nil, err
 			}
-			return []Row{s.measure(ctx, sys, "", c.Conns, 1, func(c Conn, _ int, seq uint64) error {
+			return []*measurement{newMeasurement(sys, "", c.Conns, 1, func(c Conn, _ int, seq uint64) error {
 				if seq%10 == 9 {
 					return appendRetrying(c, pick(ids), seq)
 				}
 				return c.Read("item", pick(ids), true)
-			}, nil)}
+			}, nil)}, nil
 		},
 	})
 	return out
@@ -173,10 +179,10 @@ func appendRetrying(c Conn, id string, seq uint64) error {
 	}
 }
 
-func runOCC(ctx context.Context, s *Suite, sys System) []Row {
+func planOCC(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 	ids, err := populate(ctx, sys, 1, 1, 1)
 	if err != nil {
-		return []Row{failed(sys.Name(), "", err)}
+		return nil, err
 	}
 	hot := ids[0]
 	known := make([]int, s.cfg.Conns)
@@ -207,5 +213,5 @@ func runOCC(ctx context.Context, s *Suite, sys System) []Row {
 			sm[MetricConflicts] = float64(k) / float64(w+k) * 100
 		}
 	}
-	return []Row{s.measure(ctx, sys, "", s.cfg.Conns, 1, op, extra)}
+	return []*measurement{newMeasurement(sys, "", s.cfg.Conns, 1, op, extra)}, nil
 }

@@ -107,26 +107,7 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 			continue
 		}
 		s.logf("scenario %s", sc.Name)
-		out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart}
-		for _, sys := range s.systems {
-			if sc.onlyJ17 && sys.Name() != "j17" {
-				continue
-			}
-			for _, row := range sc.run(ctx, s, sys) {
-				if row.Failure != "" {
-					s.logf("  %s: FAILED: %s", row.label(), oneLine(row.Failure))
-				} else {
-					s.logf("  %s: %s", row.label(), summary(row.Median, sc.Columns))
-				}
-				out.Rows = append(out.Rows, row)
-			}
-			if r, ok := sys.(resetter); ok && sc.freshStreams {
-				if err := r.Reset(); err != nil {
-					s.logf("  %s: could not empty it after the scenario: %v", sys.Name(), err)
-				}
-			}
-		}
-		s.report.Scenarios = append(s.report.Scenarios, out)
+		s.report.Scenarios = append(s.report.Scenarios, s.runScenario(ctx, sc))
 	}
 	for _, sys := range s.systems {
 		_ = sys.Stop()
@@ -136,6 +117,63 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return s.report, nil
+}
+
+// runScenario readies every system for sc, then takes the runs of their measurements in rounds:
+// one run of each measurement of each system per round, in the order of the systems. The speed of
+// a virtual machine drifts by tens of percent within minutes (its neighbours come and go); runs
+// taken system after system would credit that drift to whichever system ran in the faster
+// minutes, while alternated runs expose every system to it alike, so the ratios between systems
+// hold from one make bench to the next.
+func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
+	out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart}
+	type planned struct {
+		sys System
+		ms  []*measurement
+		err error
+	}
+	var plans []planned
+	for _, sys := range s.systems {
+		if sc.onlyJ17 && sys.Name() != "j17" {
+			continue
+		}
+		ms, err := sc.plan(ctx, s, sys)
+		plans = append(plans, planned{sys, ms, err})
+	}
+	for range s.cfg.Runs {
+		for _, p := range plans {
+			for _, m := range p.ms {
+				s.runOnce(ctx, m)
+			}
+		}
+	}
+	for _, p := range plans {
+		var rows []Row
+		if p.err != nil {
+			rows = append(rows, failed(p.sys.Name(), "", p.err))
+		}
+		for _, m := range p.ms {
+			row := m.finish()
+			rows = append(rows, row)
+			if sc.more != nil {
+				rows = append(rows, sc.more(s, p.sys, row)...)
+			}
+		}
+		for _, row := range rows {
+			if row.Failure != "" {
+				s.logf("  %s: FAILED: %s", row.label(), oneLine(row.Failure))
+			} else {
+				s.logf("  %s: %s", row.label(), summary(row.Median, sc.Columns))
+			}
+		}
+		out.Rows = append(out.Rows, rows...)
+		if r, ok := p.sys.(resetter); ok && sc.freshStreams {
+			if err := r.Reset(); err != nil {
+				s.logf("  %s: could not empty it after the scenario: %v", p.sys.Name(), err)
+			}
+		}
+	}
+	return out
 }
 
 func summary(m Sample, cols []string) string {

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// runLog records, in order, which system each run of a scenario dialled.
+type runLog struct {
+	mu   sync.Mutex
+	runs []string
+}
+
+// countingSystem is a System whose connections answer at once; each Dial is one run (the
+// measurements below use one connection).
+type countingSystem struct {
+	System
+	name    string
+	log     *runLog
+	failing bool
+}
+
+func (c *countingSystem) Name() string { return c.name }
+func (c *countingSystem) PIDs() []int  { return nil }
+func (c *countingSystem) Dial() (Conn, error) {
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	c.log.runs = append(c.log.runs, c.name)
+	return &countingConn{failing: c.failing}, nil
+}
+
+type countingConn struct {
+	Conn
+	failing bool
+}
+
+func (c *countingConn) Append(string, string, []Event, int) error {
+	if c.failing {
+		return errors.New("refused")
+	}
+	return nil
+}
+func (c *countingConn) Close() error { return nil }
+
+// TestScenarioRunsAlternate checks that a scenario takes one run of each system in turn, rather
+// than all runs of one system and then all of the next, and that each row still gets all its runs
+// and their median; a measurement that failed is not run again and keeps its failure.
+func TestScenarioRunsAlternate(t *testing.T) {
+	log := &runLog{}
+	s := &Suite{cfg: Config{Runs: 3, Duration: 20 * time.Millisecond}}
+	s.systems = []System{
+		&countingSystem{name: "a", log: log},
+		&countingSystem{name: "b", log: log},
+		&countingSystem{name: "c", log: log, failing: true},
+	}
+	sc := scenario{
+		Name: "write/test", Columns: throughputColumns,
+		plan: func(_ context.Context, _ *Suite, sys System) ([]*measurement, error) {
+			op := func(c Conn, _ int, _ uint64) error { return c.Append("item", "x", nil, 0) }
+			return []*measurement{newMeasurement(sys, "", 1, 1, op, nil)}, nil
+		},
+		more: func(_ *Suite, sys System, measured Row) []Row {
+			return []Row{{System: sys.Name(), Note: "more", Failure: measured.Failure}}
+		},
+	}
+	out := s.runScenario(context.Background(), sc)
+
+	if got, want := strings.Join(log.runs, ""), "abcabab"; got != want {
+		t.Fatalf("runs in the order %q, want %q (c fails at its first run and is not run again)", got, want)
+	}
+	var rows []string
+	for _, r := range out.Rows {
+		rows = append(rows, r.System+"/"+r.Note)
+		switch {
+		case r.Note == "more":
+		case r.System == "c":
+			if r.Failure == "" {
+				t.Errorf("row of c: no failure")
+			}
+		default:
+			if len(r.Runs) != 3 || r.Median[MetricOpsPerSec] <= 0 {
+				t.Errorf("row of %s: %d runs, median %v; want 3 runs and a median", r.System, len(r.Runs), r.Median)
+			}
+		}
+	}
+	if want := []string{"a/", "a/more", "b/", "b/more", "c/", "c/more"}; !slices.Equal(rows, want) {
+		t.Errorf("rows %v, want %v", rows, want)
+	}
+}
