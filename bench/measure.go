@@ -35,7 +35,7 @@ func closeAll(cs []Conn) {
 
 // A measurement makes one row: op on one system at a number of connections, taken Runs times.
 // The suite takes the runs of a scenario in rounds, one run of every measurement of every system
-// per round (see RunSuite), so each run dials its own connections and closes them after.
+// per round (see runScenario), so each run dials its own connections and closes them after.
 type measurement struct {
 	sys                System
 	conns, eventsPerOp int

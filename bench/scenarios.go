@@ -17,7 +17,7 @@ type scenario struct {
 	// that keep those in memory are emptied after them (see resetter).
 	freshStreams bool
 	// plan readies sys for the scenario (writes the data it reads, say) and returns the rows
-	// to measure on it; RunSuite takes their runs.
+	// to measure on it; runScenario takes their runs.
 	plan func(ctx context.Context, s *Suite, sys System) ([]*measurement, error)
 	// more, if set, adds rows after a row measured on sys.
 	more func(s *Suite, sys System, measured Row) []Row
