@@ -29,6 +29,9 @@ type Config struct {
 	MemoryStreams int
 	// FsyncProbes is the number of write+fsync pairs timed at start.
 	FsyncProbes int
+	// QuietIdle, when above 0, is how idle (a fraction of all processors) the machine must be
+	// before each run of a scenario starts (see waitQuiet).
+	QuietIdle float64
 	// Only, when set, keeps the scenarios whose names match.
 	Only *regexp.Regexp
 
@@ -52,7 +55,7 @@ func DefaultConfig() Config {
 		Runs: 5, Duration: 3 * time.Second, WriteConns: []int{1, 16, 64, 256}, Conns: 16,
 		BatchSizes: []int{10, 100}, MapItems: 5, ReadSizes: []int{10, 100, 1000, 10000},
 		StartupEvents: []int{1_000_000, 10_000_000}, MemoryStreams: 1_000_000, FsyncProbes: 1000,
-		Peers: []string{"redis", "postgres"},
+		QuietIdle: 0.9, Peers: []string{"redis", "postgres"},
 	}
 }
 

@@ -45,7 +45,9 @@ func WriteMarkdown(w io.Writer, rep *Report, withCharts bool) error {
 	fmt.Fprintf(&b, "Command: `%s`\n\n", rep.Command)
 	b.WriteString("Every system runs on 127.0.0.1 on this machine, started by the suite, and is driven by the same load generator " +
 		"(`bench/cmd/loadgen`) in the same run, each connection on its own socket (j17 and Redis through minimal " +
-		"HTTP/1.1 and RESP clients of the suite's own, PostgreSQL through pgx). Each figure is the median of the runs, which alternate between the systems (one run of each in turn), so that a drift in the machine's speed reaches all of them alike; p50 and p99 come from open-loop runs " +
+		"HTTP/1.1 and RESP clients of the suite's own, PostgreSQL through pgx). Each figure is the median of the runs, which alternate between the systems (one run of each in turn), so that a drift in the machine's speed reaches all of them alike; " +
+		"each run starts once the machine is idle (see the settings), so that work a system leaves running after its own run " +
+		"(Redis rewriting its AOF, PostgreSQL checkpointing, j17 indexing) is not measured against the next one; p50 and p99 come from open-loop runs " +
 		"at a fixed rate (half the closed-loop throughput) and are measured from each request's due time, which corrects " +
 		"coordinated omission. CPU is the server's (all its processes) over the closed-loop run, 100% being one core. " +
 		"Memory is the proportional set size summed over the server's processes, so memory they share counts once; " +

@@ -71,6 +71,9 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 			"connections (default)": strconv.Itoa(cfg.Conns),
 		},
 	}}
+	if cfg.QuietIdle > 0 {
+		s.report.Settings["idle before each run"] = fmt.Sprintf("%.0f%% over %v (waiting at most %v)", cfg.QuietIdle*100, quietWindow, quietMax)
+	}
 	m, err := DescribeMachine(cfg.WorkDir, cfg.FsyncProbes)
 	if err != nil {
 		return nil, err
@@ -120,7 +123,8 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // runScenario readies every system for sc, then takes the runs of their measurements in rounds:
-// one run of each measurement of each system per round, in the order of the systems. The speed of
+// one run of each measurement of each system per round, in the order of the systems, each on a
+// quiet machine (waitQuiet). The speed of
 // a virtual machine drifts by tens of percent within minutes (its neighbours come and go); runs
 // taken system after system would credit that drift to whichever system ran in the faster
 // minutes, while alternated runs expose every system to it alike, so the ratios between systems
@@ -143,6 +147,11 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 	for range s.cfg.Runs {
 		for _, p := range plans {
 			for _, m := range p.ms {
+				if m.row.Failure == "" && s.cfg.QuietIdle > 0 {
+					if waited, quiet := waitQuiet(ctx, s.cfg.QuietIdle); !quiet {
+						s.logf("  %s: the machine stayed busy for %v; running anyway", p.sys.Name(), waited.Round(time.Second))
+					}
+				}
 				s.runOnce(ctx, m)
 			}
 		}

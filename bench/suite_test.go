@@ -92,3 +92,27 @@ func TestScenarioRunsAlternate(t *testing.T) {
 		t.Errorf("rows %v, want %v", rows, want)
 	}
 }
+
+func TestParseCPULine(t *testing.T) {
+	j, err := parseCPULine("cpu  100 5 50 800 20 1 4 2 7 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// user nice system idle iowait irq softirq steal; guest (7) is already in user.
+	if want := (jiffies{total: 982, idle: 800}); j != want {
+		t.Errorf("parseCPULine = %+v, want %+v", j, want)
+	}
+	for _, bad := range []string{"", "intr 1 2 3 4 5", "cpu 1 2 x 4 5"} {
+		if _, err := parseCPULine(bad); err == nil {
+			t.Errorf("parseCPULine(%q): no error", bad)
+		}
+	}
+}
+
+func TestWaitQuietReturnsOnceIdleEnough(t *testing.T) {
+	// Any machine is at least 0% idle: the first window ends the wait.
+	waited, quiet := waitQuiet(context.Background(), 0)
+	if !quiet || waited > 2*quietWindow+time.Second {
+		t.Errorf("waitQuiet(0) = %v, %v; want quiet after one window", waited, quiet)
+	}
+}
