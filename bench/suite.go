@@ -148,7 +148,7 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 		for _, p := range plans {
 			for _, m := range p.ms {
 				if m.row.Failure == "" && s.cfg.QuietIdle > 0 {
-					if waited, quiet := waitQuiet(ctx, s.cfg.QuietIdle); !quiet {
+					if waited, quiet := waitQuiet(ctx, s.cfg.QuietIdle); !quiet && ctx.Err() == nil {
 						s.logf("  %s: the machine stayed busy for %v; running anyway", p.sys.Name(), waited.Round(time.Second))
 					}
 				}
