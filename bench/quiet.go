@@ -14,7 +14,9 @@ import (
 // its own run would otherwise be measured against the next system. Redis rewrites its AOF in a
 // forked child, PostgreSQL checkpoints and vacuums, j17 indexes what it was just given; each can
 // take a core for seconds, and a server that needs every core loses more to it than one that uses
-// one core. A system's own background work during its run still counts against it.
+// one core. A system's own background work during its run still counts against it; what it
+// defers past its run (j17's last index transaction, the end of an AOF rewrite or a checkpoint)
+// runs in the wait, for every system alike.
 const (
 	// quietWindow is how long the processors are watched at a time.
 	quietWindow = 250 * time.Millisecond

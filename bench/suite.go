@@ -124,11 +124,10 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 
 // runScenario readies every system for sc, then takes the runs of their measurements in rounds:
 // one run of each measurement of each system per round, in the order of the systems, each on a
-// quiet machine (waitQuiet). The speed of
-// a virtual machine drifts by tens of percent within minutes (its neighbours come and go); runs
-// taken system after system would credit that drift to whichever system ran in the faster
-// minutes, while alternated runs expose every system to it alike, so the ratios between systems
-// hold from one make bench to the next.
+// quiet machine (waitQuiet). The speed of a virtual machine drifts by tens of percent within
+// minutes (its neighbours come and go); runs taken system after system would credit that drift
+// to whichever system ran in the faster minutes, while alternated runs expose every system to it
+// alike, so the ratios between systems hold from one make bench to the next.
 func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 	out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart}
 	type planned struct {
