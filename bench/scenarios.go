@@ -20,7 +20,7 @@ type scenario struct {
 	// to measure on it; runScenario takes their runs.
 	plan func(ctx context.Context, s *Suite, sys System) ([]*measurement, error)
 	// more, if set, adds rows after a row measured on sys.
-	more func(s *Suite, sys System, measured Row) []Row
+	more func(ctx context.Context, s *Suite, sys System, measured Row) []Row
 }
 
 var (
@@ -49,9 +49,9 @@ func (s *Suite) scenarios() []scenario {
 					return c.Append("item", NewID(), events(1, seq), 0)
 				}, nil)}, nil
 			},
-			more: func(s *Suite, sys System, measured Row) []Row {
+			more: func(ctx context.Context, s *Suite, sys System, measured Row) []Row {
 				if r, ok := sys.(*Redis); ok && measured.Failure == "" {
-					return []Row{s.redisBenchmark(r, n, measured.Median[MetricEventsPerSec])}
+					return []Row{s.redisBenchmark(ctx, r, n, measured.Median[MetricEventsPerSec])}
 				}
 				return nil
 			},
@@ -144,12 +144,13 @@ func (s *Suite) scenarios() []scenario {
 }
 
 // redisBenchmark runs redis-benchmark as many times as the other measurements, each for about
-// one run's duration at the rate our generator reached.
-func (s *Suite) redisBenchmark(r *Redis, conns int, rate float64) Row {
+// one run's duration at the rate our generator reached and, like them, on an idle machine.
+func (s *Suite) redisBenchmark(ctx context.Context, r *Redis, conns int, rate float64) Row {
 	const note = "redis-benchmark: plain XADD without the OCC script, closed-loop"
 	row := Row{System: r.Name(), Note: note}
 	n := max(1000, int(rate*s.cfg.Duration.Seconds()))
 	for range s.cfg.Runs {
+		s.settle(ctx, r)
 		sm, err := r.Benchmark(conns, n)
 		if err != nil {
 			return failed(r.Name(), note, err)

@@ -146,10 +146,8 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 	for range s.cfg.Runs {
 		for _, p := range plans {
 			for _, m := range p.ms {
-				if m.row.Failure == "" && s.cfg.QuietIdle > 0 {
-					if waited, quiet := waitQuiet(ctx, s.cfg.QuietIdle); !quiet && ctx.Err() == nil {
-						s.logf("  %s: the machine stayed busy for %v; running anyway", p.sys.Name(), waited.Round(time.Second))
-					}
+				if m.row.Failure == "" {
+					s.settle(ctx, p.sys)
 				}
 				s.runOnce(ctx, m)
 			}
@@ -164,7 +162,7 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 			row := m.finish()
 			rows = append(rows, row)
 			if sc.more != nil {
-				rows = append(rows, sc.more(s, p.sys, row)...)
+				rows = append(rows, sc.more(ctx, s, p.sys, row)...)
 			}
 		}
 		for _, row := range rows {
@@ -182,6 +180,17 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 		}
 	}
 	return out
+}
+
+// settle waits, when the suite is configured to, for the machine to be idle before a run on sys
+// (see waitQuiet).
+func (s *Suite) settle(ctx context.Context, sys System) {
+	if s.cfg.QuietIdle <= 0 {
+		return
+	}
+	if waited, quiet := waitQuiet(ctx, s.cfg.QuietIdle); !quiet && ctx.Err() == nil {
+		s.logf("  %s: the machine stayed busy for %v; running anyway", sys.Name(), waited.Round(time.Second))
+	}
 }
 
 func summary(m Sample, cols []string) string {

@@ -64,7 +64,7 @@ func TestScenarioRunsAlternate(t *testing.T) {
 			op := func(c Conn, _ int, _ uint64) error { return c.Append("item", "x", nil, 0) }
 			return []*measurement{newMeasurement(sys, "", 1, 1, op, nil)}, nil
 		},
-		more: func(_ *Suite, sys System, measured Row) []Row {
+		more: func(_ context.Context, _ *Suite, sys System, measured Row) []Row {
 			return []Row{{System: sys.Name(), Note: "more", Failure: measured.Failure}}
 		},
 	}
