@@ -5,7 +5,9 @@
 // the distribution's packages), drives all of them with the same load generator in the same run,
 // and records each scenario several times so that the table shows medians, not luck. The runs of a
 // scenario alternate between the systems, one run of each in turn, because the speed of a virtual
-// machine drifts within minutes and would otherwise favour whichever system ran in its faster ones.
+// machine drifts within minutes and would otherwise favour whichever system ran in its faster ones;
+// each run starts once the machine is idle (quiet.go), so that work one system leaves running is
+// not measured against the next.
 //
 // The load generator has two modes. Closed-loop: each connection sends its next request as soon
 // as the previous one is answered; this measures throughput. Open-loop: requests are due at a
