@@ -47,6 +47,25 @@ func (hs writeHooks) expander(p *write.Plan) write.Expander {
 	return nil
 }
 
+// statelessHook is a writeHook that can tell before the commit that what it adds to a plan
+// depends neither on the state nor on the length of the plan's stream.
+type statelessHook interface {
+	stateless(p *write.Plan) bool
+}
+
+// stateless is the write.Options.Stateless of a plan: every hook is idle for it or stateless.
+func (hs writeHooks) stateless(p *write.Plan) bool {
+	for _, h := range hs {
+		if ih, ok := h.(idleHook); ok && ih.idle(p) {
+			continue
+		}
+		if sh, ok := h.(statelessHook); !ok || !sh.stateless(p) {
+			return false
+		}
+	}
+	return true
+}
+
 func (hs writeHooks) expand(p *write.Plan, rec *storage.Record) (int, error) {
 	total := 0
 	for _, h := range hs {
@@ -118,6 +137,17 @@ type implicationHook struct {
 func (h *implicationHook) idle(plan *write.Plan) bool {
 	for _, t := range plan.Triggers {
 		if len(t.Implications) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stateless: S0 is the only state implications read, and only the event types whose chain
+// reads it need it.
+func (h *implicationHook) stateless(plan *write.Plan) bool {
+	for _, t := range plan.Triggers {
+		if t.ChainReadsState {
 			return false
 		}
 	}

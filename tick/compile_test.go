@@ -174,3 +174,52 @@ func TestParsePath(t *testing.T) {
 		}
 	}
 }
+
+func TestReadsState(t *testing.T) {
+	for _, tc := range []struct {
+		template string
+		want     bool
+	}{
+		{`"@"`, true},
+		{`"@.reserved"`, true},
+		{`"$.state.reserved?"`, true},
+		{`"$.data.items"`, false},
+		{`"$"`, false},
+		{`"$item.sku"`, false},
+		{`{"order": "$.key", "left": {"nested": ["x", "@.stock"]}}`, true},
+		{`{"concat": ["$.data.a", "@.b"]}`, true},
+		{`{"coalesce": ["$.data.a?", "$.data.b"]}`, false},
+		{`{"merge": [{"$": "$.data"}, {"$": "@"}]}`, true},
+		{`{"a": 1, "b": ["@ is text here"]}`, false},
+	} {
+		tmpl, err := CompileTemplate([]byte(tc.template), TemplateOptions{Item: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.template, err)
+		}
+		if got := tmpl.ReadsState(); got != tc.want {
+			t.Errorf("template %s: ReadsState %v, want %v", tc.template, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		predicate string
+		want      bool
+	}{
+		{`{"equals": ["$.data.status", "open"]}`, false},
+		{`{"equals": ["@.status", "open"]}`, true},
+		{`{"gt": ["$.data.n", "$.state.n"]}`, true},
+		{`{"exists": "@.owner"}`, true},
+		{`{"not": {"and": [{"exists": "$.data.a"}, {"lt": ["@.n", 3]}]}}`, true},
+		{`{"or": [{"exists": "$.data.a"}, {"lt": ["$.data.n", 3]}]}`, false},
+		{`{"some": {"in": "@.items", "match": {"equals": ["$item.id", "$.data.id"]}}}`, true},
+		{`{"some": {"in": "$.data.items", "match": {"equals": ["$item.id", "@.id"]}}}`, true},
+		{`{"some": {"in": "$.data.items", "match": {"equals": ["$item.id", "$.data.id"]}}}`, false},
+	} {
+		p, err := CompilePredicate([]byte(tc.predicate))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.predicate, err)
+		}
+		if got := p.ReadsState(); got != tc.want {
+			t.Errorf("predicate %s: ReadsState %v, want %v", tc.predicate, got, tc.want)
+		}
+	}
+}

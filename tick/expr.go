@@ -48,6 +48,19 @@ func notFound(ptr string, p *Path) error {
 	return &Error{Pointer: ptr, Message: fmt.Sprintf("path %s not found (append \"?\" to make it optional)", p.src), Err: ErrNotFound}
 }
 
+// readsState reports whether the expression holds a path that reads the state.
+func (e *expr) readsState() bool {
+	if e.path != nil && e.path.IsState() {
+		return true
+	}
+	for i := range e.kids {
+		if e.kids[i].readsState() {
+			return true
+		}
+	}
+	return false
+}
+
 // eval computes the expression. A missing result without error means an
 // optional path found nothing: the caller omits the key, element or operation.
 func (e *expr) eval(s *Scope) (Value, error) {

@@ -73,6 +73,27 @@ func compilePredicate(raw []byte, c compiler) (*Predicate, error) {
 	return &Predicate{p: p}, nil
 }
 
+// ReadsState reports whether testing the predicate may read the state, as
+// Template.ReadsState.
+func (p *Predicate) ReadsState() bool { return p.p.readsState() }
+
+func (p *pred) readsState() bool {
+	if p.a.readsState() || p.b.readsState() || p.c.readsState() {
+		return true
+	}
+	for i := range p.kids {
+		if p.kids[i].readsState() {
+			return true
+		}
+	}
+	for i := range p.exprs {
+		if p.exprs[i].readsState() {
+			return true
+		}
+	}
+	return false
+}
+
 // Eval tests the predicate. A missing path reads as null; an error comes only
 // from evaluating an operand (a concat of an object, for example).
 func (p *Predicate) Eval(s *Scope) (bool, error) { return p.p.eval(s) }

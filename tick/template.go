@@ -39,6 +39,10 @@ func (c *compiler) templateValue(v Value) *Template {
 // whole template was an optional path that found nothing.
 func (t *Template) Eval(s *Scope) (Value, error) { return t.e.eval(s) }
 
+// ReadsState reports whether evaluating the template may read the state: a path from "@"
+// or "$.state". Callers that only need the state for templates can then skip reading it.
+func (t *Template) ReadsState() bool { return t.e.readsState() }
+
 // IsLiteral reports whether the template holds no path or operator, and
 // Literal returns that value; useful for static checks such as cycle
 // detection over literal aggregate types and ids.

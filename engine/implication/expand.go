@@ -184,9 +184,12 @@ func (r *run) expand(src *source) error {
 	if err != nil {
 		return fmt.Errorf("implication: data of %s: %w", src.stream, err)
 	}
-	st, err := r.state(src.stream)
-	if err != nil {
-		return err
+	// S0 is read only for implications that read it: that read may fold the whole stream.
+	var st tick.Value
+	if src.spec.ImplicationsReadState {
+		if st, err = r.state(src.stream); err != nil {
+			return err
+		}
 	}
 	src.key = src.stream.String()
 	// The scope, its event and room for a map's binding take one allocation.

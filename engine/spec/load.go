@@ -103,6 +103,7 @@ func (l *loader) top(n *node, ptr string) {
 	}
 	l.s.projNames = sortedKeys(l.s.projections)
 	l.detectCycles()
+	l.markStateReads()
 	rejectUnsupported(&l.checker, l.unsupported)
 }
 

@@ -36,6 +36,12 @@ type Event struct {
 	AllowSkipOCC bool
 	// Implications run, in order, when an event of this type is written.
 	Implications []*Implication
+	// ImplicationsReadState says that one of Implications may read the state of the aggregate
+	// written to ("@", "$.state"). ChainReadsState says the same of them, of the implications of
+	// any event type they imply in the same request, or of a saga such an implied event starts
+	// (it keeps a snapshot of its aggregate's state). A write needs the state before the request
+	// (and the internal OCC that keeps it current) only when ChainReadsState.
+	ImplicationsReadState, ChainReadsState bool
 	// Geo attaches a location to aggregates of this type; nil when absent.
 	Geo *Geo
 }

@@ -133,6 +133,66 @@ func TestImplies(t *testing.T) {
 	}
 }
 
+func TestStateReads(t *testing.T) {
+	s := loadFile(t, "doc_implications_patterns")
+	for _, tc := range []struct {
+		agg, ev      string
+		own, inChain bool
+	}{
+		// The map reads only the trigger, but the events it implies test @.available.
+		{"order", "was_placed", false, true},
+		{"inventory", "had_reservation_requested", true, true},
+		{"inventory", "was_reserved", false, false},
+		{"post", "was_posted", false, false},
+	} {
+		ev, ok := s.Event(tc.agg, tc.ev)
+		if !ok {
+			t.Fatalf("no event %s.%s", tc.agg, tc.ev)
+		}
+		if ev.ImplicationsReadState != tc.own || ev.ChainReadsState != tc.inChain {
+			t.Errorf("%s.%s: ImplicationsReadState %v, ChainReadsState %v; want %v, %v", tc.agg, tc.ev, ev.ImplicationsReadState, ev.ChainReadsState, tc.own, tc.inChain)
+		}
+	}
+}
+
+func TestStateReadsByKind(t *testing.T) {
+	ev := func(implications string) string {
+		return `{"schema": {"type": "object"}, "handler": [], "implications": ` + implications + `}`
+	}
+	emit := func(data string) string {
+		return `{"aggregate_type": "log", "id": "$.data.log", "event_type": "was_noted", "data": ` + data + `}`
+	}
+	doc := `{"agent_types": ["user"], "aggregate_types": {
+		"order": {"events": {
+			"pipeline_reads": ` + ev(`[{"pipeline": [{"emit": `+emit(`{}`)+`}, {"emit": `+emit(`{"n": "@.n"}`)+`}]}]`) + `,
+			"schedule_reads": ` + ev(`[{"schedule": {"delay": "10m", "emit": `+emit(`{"n": "$.state.n"}`)+`}}]`) + `,
+			"cancel_reads": ` + ev(`[{"schedule": {"delay": "10m", "emit": `+emit(`{}`)+`, "cancel_on": [{"aggregate_type": "log", "id": "@.log", "event_type": "was_noted"}]}}]`) + `,
+			"map_in_reads": ` + ev(`[{"map": {"in": "@.lines", "as": "$line", "emit": `+emit(`{"x": "$line.x"}`)+`}}]`) + `,
+			"map_condition_reads": ` + ev(`[{"map": {"in": "$.data.lines", "as": "$line", "condition": {"gt": ["$line.n", "@.n"]}, "emit": `+emit(`{}`)+`}}]`) + `,
+			"condition_reads": ` + ev(`[{"condition": {"exists": "@.n"}, "emit": `+emit(`{}`)+`}]`) + `,
+			"reads_nothing": ` + ev(`[{"schedule": {"delay": "10m", "emit": `+emit(`{"n": "$.data.n"}`)+`}}, {"emit": `+emit(`{"n": "$.data.n"}`)+`}]`) + `,
+			"starts_saga_downstream": ` + ev(`[{"emit": {"aggregate_type": "audit", "id": "$.data.a", "event_type": "was_opened", "data": {}}}]`) + `
+		}},
+		"log": {"events": {"was_noted": {"schema": {"type": "object"}, "handler": []}}},
+		"audit": {"events": {"was_opened": {"schema": {"type": "object"}, "handler": []}}}
+	}, "modules": {"sagas": {"follow": {"trigger": {"aggregate_type": "audit", "event_type": "was_opened"},
+		"steps": [{"name": "note", "emit": {"aggregate_type": "log", "id": "$.id", "event_type": "was_noted", "data": {}}}]}}}}`
+	s, rep := Load([]byte(doc))
+	if !rep.OK() {
+		t.Fatalf("does not load:\n%s", formatReport(rep))
+	}
+	for name, want := range map[string][2]bool{
+		"pipeline_reads": {true, true}, "schedule_reads": {true, true}, "cancel_reads": {true, true},
+		"map_in_reads": {true, true}, "map_condition_reads": {true, true}, "condition_reads": {true, true},
+		"reads_nothing": {false, false}, "starts_saga_downstream": {false, true},
+	} {
+		e, _ := s.Event("order", name)
+		if got := [2]bool{e.ImplicationsReadState, e.ChainReadsState}; got != want {
+			t.Errorf("order.%s: ImplicationsReadState, ChainReadsState = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestReservedEvent(t *testing.T) {
 	s := loadFile(t, "doc_spec_complete_bare")
 	ev, ok := s.Event("task", "_was_tombstoned")

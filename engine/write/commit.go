@@ -20,6 +20,10 @@ type Expander func(p *Plan, rec *storage.Record) (implied int, err error)
 type Options struct {
 	// Expand runs implications; nil refuses triggers that declare any.
 	Expand Expander
+	// Stateless says that what Expand adds does not depend on the state or the length of the
+	// plan's stream, so that the record needs no internal OCC: a write without an expectation
+	// then appends without reading the length, as when Expand is nil.
+	Stateless bool
 	// Puts returns extra puts for the record, given the stream length the events will follow
 	// and the number of implied events; nil adds none. An idempotency marker comes from here.
 	Puts func(after uint64, implied int) []storage.Put
@@ -88,10 +92,10 @@ func commitOnce(st storage.EventStore, p *Plan, opts Options) (Result, error) {
 	case p.Expect == storage.Exactly:
 		app.Expect = storage.Expect{Kind: storage.Exactly, Length: p.Length}
 		from = p.Length + 1
-	case p.Expect == storage.Skip && opts.Puts == nil, p.Expect == storage.Any && opts.Expand == nil && opts.Puts == nil:
-		// Internal OCC guards a record built from the state it read. Without implications
-		// nothing in the record depends on the state, so no interleaving can make it stale:
-		// appending at the end without a length read is the same write, one lookup cheaper.
+	case p.Expect == storage.Skip && opts.Puts == nil, p.Expect == storage.Any && (opts.Expand == nil || opts.Stateless) && opts.Puts == nil:
+		// Internal OCC guards a record built from the state it read. When nothing in the record
+		// depends on the state, no interleaving can make it stale: appending at the end without
+		// a length read is the same write, one lookup cheaper.
 		app.Expect = storage.Expect{Kind: storage.Skip}
 	default:
 		n, err := st.Length(p.Stream)

@@ -232,6 +232,35 @@ func TestImplicationsNeedAnExpander(t *testing.T) {
 	}
 }
 
+// TestStatelessExpansionSkipsTheLength: an expansion that reads the trigger stream's state
+// gets the length the record will be checked against; one that reads nothing gets a record
+// that appends at the end, whatever the length.
+func TestStatelessExpansionSkipsTheLength(t *testing.T) {
+	st := openStore(t)
+	sp, rules := loadSpec(t)
+	for _, stateless := range []bool{false, true} {
+		p, err := Prepare(sp, rules, Input{AggregateType: "user", ID: "global", EventType: "was_linked", Body: []byte(`{"data":{},` + actor + `}`), Now: time.Unix(1, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen storage.Expect
+		_, err = Commit(st, p, Options{Stateless: stateless, Expand: func(p *Plan, rec *storage.Record) (int, error) {
+			seen = rec.Appends[0].Expect
+			return 0, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := storage.Expect{Kind: storage.Any, Length: 0}
+		if stateless {
+			want = storage.Expect{Kind: storage.Skip}
+		}
+		if seen != want {
+			t.Errorf("stateless=%v: the expansion saw %+v, want %+v", stateless, seen, want)
+		}
+	}
+}
+
 func TestAppendAnswer(t *testing.T) {
 	ids := []storage.StreamID{{Ms: 5, Seq: 0}, {Ms: 5, Seq: 1}}
 	cases := []struct {
