@@ -85,7 +85,13 @@ var errLiveChanged = errors.New("storage: dropped put no longer live")
 // rec itself is not changed. A record left with nothing to write keeps its puts: its commit is
 // what makes them durable before Commit returns.
 func (s *Store) dropLivePuts(rec *Record) (*Record, []liveKey) {
-	if !slices.ContainsFunc(rec.Puts, func(p Put) bool { return p.IfAbsent }) {
+	ifAbsent := 0
+	for i := range rec.Puts {
+		if rec.Puts[i].IfAbsent {
+			ifAbsent++
+		}
+	}
+	if ifAbsent == 0 {
 		return rec, nil
 	}
 	var relied []liveKey
@@ -96,6 +102,8 @@ func (s *Store) dropLivePuts(rec *Record) (*Record, []liveKey) {
 		if p.IfAbsent && s.live.has(liveKeyOf(p, false)) {
 			if kept == nil {
 				kept = append(make([]Put, 0, len(rec.Puts)-1), rec.Puts[:i]...)
+				// A record's references are usually all live already, or none is.
+				relied = make([]liveKey, 0, ifAbsent)
 			}
 			relied = append(relied, liveKeyOf(p, false))
 			continue
@@ -153,6 +161,9 @@ func prepare(in *Record) (*prepared, error) {
 		}
 	}
 	r := p.rec
+	// Events often share one metadata slice (every event a trigger implies carries the same
+	// metadata): the same bytes are checked once.
+	var metaIn, metaOut []byte
 	for i := range in.Appends {
 		a := &in.Appends[i]
 		if !a.Stream.valid() {
@@ -176,9 +187,12 @@ func prepare(in *Record) (*prepared, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: event %d of %s: data: %w", ErrInvalid, j, a.Stream, err)
 			}
-			meta, err := canonicalOrNull(ne.Metadata)
-			if err != nil {
-				return nil, fmt.Errorf("%w: event %d of %s: metadata: %w", ErrInvalid, j, a.Stream, err)
+			meta := metaOut
+			if !sameBytes(ne.Metadata, metaIn) {
+				if meta, err = canonicalOrNull(ne.Metadata); err != nil {
+					return nil, fmt.Errorf("%w: event %d of %s: metadata: %w", ErrInvalid, j, a.Stream, err)
+				}
+				metaIn, metaOut = ne.Metadata, meta
 			}
 			g.events[j] = recEvent{ts: ne.Timestamp, typ: ne.Type, data: data, meta: meta}
 			p.contents = append(p.contents, ContentHash(a.Stream, ne.Type, data, meta))
@@ -206,6 +220,11 @@ func prepare(in *Record) (*prepared, error) {
 	}
 	p.encode()
 	return p, nil
+}
+
+// sameBytes reports whether a and b are the same non-empty memory, not merely equal bytes.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // encode writes the payload and points the record's data and metadata into it, so that the

@@ -47,6 +47,35 @@ func TestCommitAssignsIndexesIDsAndChain(t *testing.T) {
 	}
 }
 
+// Events that share one metadata slice, canonical or not, each store its canonical form and
+// hash it; the other events' metadata is checked on its own.
+func TestSharedMetadata(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	shared := []byte(`{"b":1,"a":{"d":2,"c":3}}`)
+	own := []byte(`{"z":1,"y":2}`)
+	a, b := key("order", "ord_1"), key("inventory", "sku_1")
+	rec := &Record{Appends: []Append{
+		{Stream: a, Events: []NewEvent{{Type: "was_placed", Data: []byte(`{}`), Metadata: shared}, {Type: "was_noted", Data: []byte(`{}`), Metadata: own}}},
+		{Stream: b, Events: []NewEvent{{Type: "was_reserved", Data: []byte(`{}`), Metadata: shared}, {Type: "was_reserved", Data: []byte(`{}`), Metadata: shared[:len(shared):len(shared)]}}},
+	}}
+	if _, err := s.Commit(rec); err != nil {
+		t.Fatal(err)
+	}
+	want := map[StreamKey][]string{a: {`{"a":{"c":3,"d":2},"b":1}`, `{"y":2,"z":1}`}, b: {`{"a":{"c":3,"d":2},"b":1}`, `{"a":{"c":3,"d":2},"b":1}`}}
+	for k, metas := range want {
+		var prev [32]byte
+		for i, e := range allEvents(t, s, k) {
+			if string(e.Metadata) != metas[i] {
+				t.Errorf("%s event %d: metadata %s, want %s", k, i+1, e.Metadata, metas[i])
+			}
+			prev = chainNext(prev, ContentHash(k, e.Type, e.Data, []byte(metas[i])))
+			if e.Hash != prev {
+				t.Errorf("%s event %d: hash of other bytes than the canonical metadata", k, i+1)
+			}
+		}
+	}
+}
+
 // holdPublisher makes the publisher wait before each group of records until releaseAll is
 // called; held receives a value when a group is waiting. releaseAll runs at the test's cleanup at
 // the latest, before the store's close, which waits for the held commits.
