@@ -197,12 +197,12 @@ func (e *Engine) RunAutoAnchors(ctx context.Context, period time.Duration) {
 
 // autoAnchorOnce creates the due automatic anchors of every open target.
 func (e *Engine) autoAnchorOnce() {
-	e.mu.Lock()
+	e.mu.RLock()
 	targets := make([]Target, 0, len(e.pairs))
 	for t := range e.pairs {
 		targets = append(targets, t)
 	}
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	for _, t := range targets {
 		if a, created, err := e.AnchorIfDue(t); err != nil {
 			e.log.Warn("automatic root anchor failed", "instance", t.Instance, "environment", t.Environment, "err", err)

@@ -69,7 +69,9 @@ type Engine struct {
 	log    *slog.Logger
 	cache  *cache.Cache
 	policy snapshot.Policy
-	mu     sync.Mutex
+	// mu guards pairs and closed. Every request looks its pair up: it takes mu for reading, so
+	// that concurrent requests do not queue on one another.
+	mu     sync.RWMutex
 	pairs  map[Target]*pair
 	closed bool
 	// seq numbers pairs and models, so that cache keys never collide across either.
@@ -127,6 +129,15 @@ func New(opts Options) (*Engine, error) {
 
 // open returns the pair of t, opening its store and loading its spec on first use.
 func (e *Engine) open(t Target) (*pair, error) {
+	e.mu.RLock()
+	p, closed := e.pairs[t], e.closed
+	e.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case p != nil:
+		return p, nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -151,7 +162,7 @@ func (e *Engine) open(t Target) (*pair, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("engine: scheduled events of %s/%s: %w", t.Instance, t.Environment, err)
 	}
-	p := &pair{target: t, store: st, prefix: fmt.Sprintf("%d/", e.seq.Add(1)), sched: idx}
+	p = &pair{target: t, store: st, prefix: fmt.Sprintf("%d/", e.seq.Add(1)), sched: idx}
 	m, err := e.loadModel(t)
 	if err != nil {
 		_ = st.Close()
@@ -170,8 +181,8 @@ func (e *Engine) open(t Target) (*pair, error) {
 
 // openPairs returns the pairs open now, for the background goroutines that visit each.
 func (e *Engine) openPairs() []*pair {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	pairs := make([]*pair, 0, len(e.pairs))
 	for _, p := range e.pairs {
 		pairs = append(pairs, p)

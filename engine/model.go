@@ -66,9 +66,9 @@ func (e *Engine) nextGen() uint64 { return e.seq.Add(1) }
 // drops t's cached states. A version older than the one held is ignored, so a late call never
 // undoes a newer deploy. A pair not yet open loads its spec when it opens.
 func (e *Engine) SpecDeployed(t Target, version int, sp *spec.Spec) {
-	e.mu.Lock()
+	e.mu.RLock()
 	p := e.pairs[t]
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	if p == nil {
 		return
 	}
