@@ -44,6 +44,18 @@ func Append(dst, src []byte) ([]byte, error) {
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// Bytes that stand for themselves are copied a run at a time: identifiers, event
+		// types and keys are nothing else.
+		j := i
+		for j < len(s) && safeASCII[s[j]] {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = appendASCII(dst, c)

@@ -167,7 +167,10 @@ func TestTooDeep(t *testing.T) {
 }
 
 func TestAppendStringMatchesCanonicalize(t *testing.T) {
-	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x01\x1f", "é😀", "tab\tnl\n"} {
+	for _, s := range []string{
+		"", "plain", "quote\"back\\slash", "ctl\x01\x1f", "é😀", "tab\tnl\n",
+		"order:b0000000-0000-4000-a000-000000000001", "\"", "a\x7f<&>", "bad\xffutf8", "mixé\"run\\of\x00all",
+	} {
 		q, _ := json.Marshal(s)
 		want, err := Canonicalize(q)
 		if err != nil {
