@@ -43,3 +43,6 @@ section "Engine reads: 1,000 and 10,000 events, uncached" \
 section "A write with a 10-item map implication beside a plain write" \
 	"at most 2x a plain write" \
 	go test -run '^$' -bench 'ImplicationWrite' -benchtime "$benchtime" ./engine/
+section "The storage part of that write: a record of one event beside one that also writes ten streams" \
+	"recorded: the share of the ratio above that the commit alone accounts for" \
+	go test -run '^$' -bench '^BenchmarkCommitFanout$' -benchtime "$benchtime" ./storage/

@@ -105,9 +105,8 @@ func BenchmarkCommitNoSync(b *testing.B) {
 // BenchmarkCommitFanout is the storage part of the engine's BenchmarkImplicationWrite: 64
 // committers, each record one event on a new stream, and with fanout=10 also one event on each
 // of ten streams every record writes to, as an order whose map implication reserves ten items
-// does (data and metadata canonical already, as the engine hands them over). fsync on. The ratio
-// of the two is the least that a write implying ten events can cost against a plain write,
-// whatever the engine does before the commit.
+// does (data and metadata canonical already, as the engine hands them over). fsync on. The two
+// show how much of the engine's ratio between those writes the commit alone accounts for.
 func BenchmarkCommitFanout(b *testing.B) {
 	trigger := []byte(`{"items":[]}`)
 	implied := []byte(`{"order_id":"order:b0000000-0000-4000-a000-000000000001","quantity":1}`)
