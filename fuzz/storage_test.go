@@ -22,6 +22,11 @@ func FuzzStorageCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		// Any bytes as a string: AppendString writes what canonicalizing its JSON gives.
+		quoted, _ := json.Marshal(string(in))
+		if want, err := canonical.Canonicalize(quoted); err != nil || !bytes.Equal(canonical.AppendString(nil, string(in)), want) {
+			t.Fatalf("AppendString(%q) = %s, want %s (%v)", in, canonical.AppendString(nil, string(in)), want, err)
+		}
 		out, err := canonical.Canonicalize(in)
 		if canonical.IsCanonical(in) && (err != nil || !bytes.Equal(out, in)) {
 			t.Fatalf("IsCanonical accepts %q, which canonicalizes to %q (%v)", in, out, err)
