@@ -17,7 +17,9 @@
 // cancels, sagas) over its record before the commit; a hook that has nothing to do for a plan
 // says so (idleHook), and a write whose hooks are all idle keeps the write package's cheapest
 // path. The implication hook expands the triggers with engine/implication against S0 (each
-// stream's state before the request, from the cache or a fold) and adds the implied events as
+// stream's state before the request, from the cache or a fold, read only for the event types
+// whose implications use "@"; a write whose triggers' chains read no state is, like one without
+// implications, appended without internal OCC) and adds the implied events as
 // appends of their own streams, and each schedule as a record-space put (engine/schedule); the
 // cancel hook adds a canceled marker for every pending schedule whose cancel_on matches an event
 // of the record. One scheduler goroutine per Engine (started by New, stopped by Close, reading
