@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -28,9 +29,36 @@ func grow(old, need int) int {
 // always replay; AppendJSON writes it as U+FFFD. The input is copied once;
 // the result shares nothing with raw.
 func ParseJSON(raw []byte) (Value, error) {
-	var p parser
-	return p.parse(raw)
+	p := scratchParsers.Get().(*parser)
+	v, err := p.parse(raw)
+	p.reset()
+	scratchParsers.Put(p)
+	return v, err
 }
+
+// scratchParsers keeps parsers for ParseJSON with their scratch stacks, which
+// every object and array of a document passes through before its arena copy:
+// grown once, instead of once per document.
+var scratchParsers = sync.Pool{New: func() any { return new(parser) }}
+
+// reset forgets the document parsed last, keeping only the scratch stacks,
+// emptied so that they hold no part of it: its Values own the arenas. Stacks
+// that a large document grew past scratchKeep are let go.
+func (p *parser) reset() {
+	members, items := p.members, p.items
+	if cap(members) > scratchKeep {
+		members = nil
+	}
+	if cap(items) > scratchKeep {
+		items = nil
+	}
+	clear(members[:cap(members)])
+	clear(items[:cap(items)])
+	*p = parser{members: members[:0], items: items[:0]}
+}
+
+// scratchKeep is the largest scratch stack, in entries, that reset keeps.
+const scratchKeep = 4 * arenaChunk
 
 // ParseState parses JSON that AppendJSON wrote, a stored state: the top
 // level like ParseJSON, every array and object inside it as a lazy node over
