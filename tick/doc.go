@@ -49,7 +49,8 @@
 //   - ParseJSON and ParseEvent parse eagerly (their callers read the values
 //     many times): the input is copied into one string that every unescaped
 //     string slices, and nodes, members and items come from chunks allocated
-//     per document. A Replayer instead decodes each event where it lies,
+//     per document (the scratch stacks they pass through on the way are
+//     pooled and reused). A Replayer instead decodes each event where it lies,
 //     in the caller's buffer, and copies text out only when something is
 //     to keep it. Every compiled operation records what of the event the
 //     values it stores may come from: nothing (literals, the state, the

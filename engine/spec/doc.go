@@ -24,7 +24,9 @@
 // refused by one rule (rejectUnsupported) because this binary cannot run them yet.
 //
 // The compiled Spec holds the compiled schemas, handlers, predicates and templates, and the
-// static implication graph (Implies), which Load checks for cycles.
+// static implication graph (Implies), which Load checks for cycles and walks to mark the event
+// types whose implications, or those of the events they imply, read the state
+// (Event.ChainReadsState): only their writes need the state before the request.
 //
 // CheckCompat compares a deployed spec with a new one and lists the blocked changes of the Spec
 // page, recursing through nested object schemas; force is honoured only outside prod.
