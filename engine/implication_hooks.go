@@ -37,33 +37,27 @@ type idleHook interface {
 // writeHooks runs hooks in order; each sees the record the earlier ones built.
 type writeHooks []writeHook
 
-// expander is the write.Options.Expand of a plan: nil when every hook is idle for it.
-func (hs writeHooks) expander(p *write.Plan) write.Expander {
-	for _, h := range hs {
-		if ih, ok := h.(idleHook); !ok || !ih.idle(p) {
-			return hs.expand
-		}
-	}
-	return nil
-}
-
 // statelessHook is a writeHook that can tell before the commit that what it adds to a plan
 // depends neither on the state nor on the length of the plan's stream.
 type statelessHook interface {
 	stateless(p *write.Plan) bool
 }
 
-// stateless is the write.Options.Stateless of a plan: every hook is idle for it or stateless.
-func (hs writeHooks) stateless(p *write.Plan) bool {
+// options returns the write.Options.Expand and Stateless of a plan, asking each hook once:
+// Expand is nil when every hook is idle for it; Stateless holds when every hook is idle or
+// stateless.
+func (hs writeHooks) options(p *write.Plan) (expand write.Expander, stateless bool) {
+	stateless = true
 	for _, h := range hs {
 		if ih, ok := h.(idleHook); ok && ih.idle(p) {
 			continue
 		}
+		expand = hs.expand
 		if sh, ok := h.(statelessHook); !ok || !sh.stateless(p) {
-			return false
+			stateless = false
 		}
 	}
-	return true
+	return expand, stateless
 }
 
 func (hs writeHooks) expand(p *write.Plan, rec *storage.Record) (int, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/j17-go/j17/engine/implication"
+	"github.com/j17-go/j17/engine/write"
 	"github.com/j17-go/j17/storage"
 )
 
@@ -52,5 +53,42 @@ func TestAppendImplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// statelessSpec has triggers whose implications read no state, read "@", or start a saga.
+const statelessSpec = `{"agent_types":["user"],"aggregate_types":{
+ "order":{"events":{
+  "was_placed":{"schema":{"type":"object"},"handler":[],
+   "implications":[{"emit":{"aggregate_type":"log","id":"$.metadata.actor.id","event_type":"was_noted","data":{"order":"$.key"}}}]},
+  "was_checked":{"schema":{"type":"object"},"handler":[],
+   "implications":[{"condition":{"exists":"@.open"},"emit":{"aggregate_type":"log","id":"$.metadata.actor.id","event_type":"was_noted","data":{}}}]},
+  "was_opened":{"schema":{"type":"object"},"handler":[]}}},
+ "log":{"events":{"was_noted":{"schema":{"type":"object"},"handler":[]}}}},
+ "modules":{"sagas":{"follow":{"trigger":{"aggregate_type":"order","event_type":"was_opened"},
+  "steps":[{"name":"note","emit":{"aggregate_type":"log","id":"$.id","event_type":"was_noted","data":{}}}]}}}}`
+
+// A write commits without internal OCC only when no hook's work depends on the trigger
+// stream's state: implications that read none, and no saga to snapshot it.
+func TestWriteHooksStateless(t *testing.T) {
+	f := newSpecFixture(t, statelessSpec)
+	e := f.open(t)
+	defer e.Close()
+	p, err := e.open(f.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.model.Load()
+	body := []byte(`{"data":{},"metadata":{"actor":{"type":"user","id":"` + actorID + `"}}}`)
+	for event, want := range map[string]bool{"was_placed": true, "was_checked": false, "was_opened": false} {
+		plan, err := write.Prepare(m.spec, m.rules, write.Input{AggregateType: "order", ID: actorID, EventType: event, Body: body, Now: f.clock.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks := e.newWriteHooks(p, m, f.clock.Now(), 0)
+		if _, got := hooks.options(plan); got != want {
+			t.Errorf("%s: stateless %v, want %v", event, got, want)
+		}
+		hooks.release()
 	}
 }

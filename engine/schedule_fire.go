@@ -97,8 +97,9 @@ func (e *Engine) fire(p *pair, r *schedule.Record, now time.Time) error {
 	hooks := e.newWriteHooks(p, m, now, 0)
 	defer hooks.release()
 	fired := schedule.Marker{At: now.UnixMilli()}
+	expand, stateless := hooks.options(plan)
 	_, err = write.Commit(p.store, plan, write.Options{
-		Expand: hooks.expander(plan),
+		Expand: expand, Stateless: stateless,
 		Puts: func(uint64, int) []storage.Put {
 			return []storage.Put{{Space: schedule.Space, Key: schedule.FiredKey(r.ID), Value: fired.Encode()}}
 		},

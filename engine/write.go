@@ -74,7 +74,8 @@ func (e *Engine) write(p *pair, in WriteInput, fp *[32]byte) (WriteAnswer, error
 	}
 	hooks := e.newWriteHooks(p, m, now, 0)
 	defer hooks.release()
-	opts := write.Options{Expand: hooks.expander(plan), Stateless: hooks.stateless(plan), AfterCommit: hooks.after(e.opts.AfterCommit)}
+	expand, stateless := hooks.options(plan)
+	opts := write.Options{Expand: expand, Stateless: stateless, AfterCommit: hooks.after(e.opts.AfterCommit)}
 	if fp != nil {
 		opts.Puts = func(after uint64, implied int) []storage.Put {
 			mk := idempotency.Marker{

@@ -128,3 +128,29 @@ func TestScheduleResolvesAgainstTrigger(t *testing.T) {
 		t.Errorf("got implied_by %+v", s.By)
 	}
 }
+
+// TestStateReadOnlyWhereUsed: S0 is asked for only for triggers whose implications read "@";
+// for the others, reading it may fold a whole stream for nothing.
+func TestStateReadOnlyWhereUsed(t *testing.T) {
+	sp := loadSpec(t)
+	for _, c := range []struct {
+		event, data string
+		reads       bool
+	}{
+		{"stateful", `{}`, true},
+		{"fanned", `{"items":[{"id":"` + idA + `","n":1}]}`, false},
+		{"piped", `{}`, false},
+	} {
+		var asked []storage.StreamKey
+		x := Expander{Spec: sp, Rules: ident.NewRules(sp.Singletons()), Limits: DefaultLimits, State: func(k storage.StreamKey) (tick.Value, error) {
+			asked = append(asked, k)
+			return tick.Object(), nil
+		}}
+		if _, err := x.Expand([]Trigger{trigger(t, sp, c.event, c.data)}, false); err != nil {
+			t.Fatalf("%s: %v", c.event, err)
+		}
+		if got := len(asked) > 0; got != c.reads {
+			t.Errorf("%s: S0 read for %v, want a read: %v", c.event, asked, c.reads)
+		}
+	}
+}
