@@ -53,7 +53,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Runs: 5, Duration: 3 * time.Second, WriteConns: []int{1, 16, 64, 256}, Conns: 16,
-		BatchSizes: []int{10, 100}, MapItems: 5, ReadSizes: []int{10, 100, 1000, 10000},
+		BatchSizes: []int{10, 100}, MapItems: 10, ReadSizes: []int{10, 100, 1000, 10000},
 		StartupEvents: []int{1_000_000, 10_000_000}, MemoryStreams: 1_000_000, FsyncProbes: 1000,
 		QuietIdle: 0.9, Peers: []string{"redis", "postgres"},
 	}

@@ -75,13 +75,13 @@ func WriteMarkdown(w io.Writer, rep *Report, withCharts bool) error {
 	}
 	b.WriteString("\n## Scenarios\n")
 	for _, s := range rep.Scenarios {
-		writeScenario(&b, s, withCharts)
+		writeScenario(&b, rep, s, withCharts)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeScenario(b *strings.Builder, s *Scenario, withCharts bool) {
+func writeScenario(b *strings.Builder, rep *Report, s *Scenario, withCharts bool) {
 	fmt.Fprintf(b, "\n### %s\n\n`%s`: %s\n\n", s.Title, s.Name, s.Measures)
 	base := baseline(s)
 	b.WriteString("| system | runs |")
@@ -119,9 +119,40 @@ func writeScenario(b *strings.Builder, s *Scenario, withCharts bool) {
 	if len(failures) > 0 {
 		b.WriteString("\nFailures:\n\n" + strings.Join(failures, "\n") + "\n")
 	}
+	if line := againstLine(rep, s); line != "" {
+		b.WriteString("\n" + line + "\n")
+	}
 	if withCharts && chartable(s) {
 		fmt.Fprintf(b, "\n![%s](%s)\n", s.Title, ChartFile(s))
 	}
+}
+
+// againstLine prices each system's requests of s in single-event writes of s.Against.Base from
+// the same run; empty when s has no Against or no system has figures in both.
+func againstLine(rep *Report, s *Scenario) string {
+	if s.Against == nil || s.Against.EventsPerRequest <= 0 {
+		return ""
+	}
+	i := slices.IndexFunc(rep.Scenarios, func(o *Scenario) bool { return o.Name == s.Against.Base })
+	if i < 0 {
+		return ""
+	}
+	measured := func(r Row) bool { return r.Note == "" && r.Failure == "" && r.Median[MetricEventsPerSec] > 0 }
+	base := rep.Scenarios[i].Rows
+	var costs []string
+	for _, r := range s.Rows {
+		j := slices.IndexFunc(base, func(o Row) bool { return o.System == r.System && measured(o) })
+		if !measured(r) || j < 0 {
+			continue
+		}
+		requests := r.Median[MetricEventsPerSec] / float64(s.Against.EventsPerRequest)
+		costs = append(costs, fmt.Sprintf("%s %s", r.System, FormatNumber(base[j].Median[MetricEventsPerSec]/requests)))
+	}
+	if len(costs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Cost of one request here in single-event writes of `%s` on the same system, in this run (that table's events/s ÷ this one's requests/s): %s.",
+		s.Against.Base, strings.Join(costs, ", "))
 }
 
 // baseline is j17's figure of the chart metric, against which the peers' figures are set; zero

@@ -54,6 +54,18 @@ type Scenario struct {
 	Columns     []string `json:"columns"`      // metrics shown in the table, in order
 	ChartMetric string   `json:"chart_metric"` // metric drawn in the chart
 	Rows        []Row    `json:"rows"`
+	// Against, when set, prices this scenario's requests in requests of another scenario of
+	// the same run, system by system.
+	Against *Against `json:"against,omitempty"`
+}
+
+// Against names the scenario whose single-event requests are the unit of cost: a system's
+// requests of this scenario cost Base's events/s ÷ (this scenario's events/s ÷
+// EventsPerRequest) of them. Both scenarios run the same connections on the same system, so
+// the ratio is what one request costs against the other, in throughput.
+type Against struct {
+	Base             string `json:"base"`
+	EventsPerRequest int    `json:"events_per_request"`
 }
 
 // Machine describes where the suite ran.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -21,6 +22,8 @@ type scenario struct {
 	plan func(ctx context.Context, s *Suite, sys System) ([]*measurement, error)
 	// more, if set, adds rows after a row measured on sys.
 	more func(ctx context.Context, s *Suite, sys System, measured Row) []Row
+	// against, if set, prices the scenario's requests in those of another (Scenario.Against).
+	against *Against
 }
 
 var (
@@ -69,10 +72,14 @@ func (s *Suite) scenarios() []scenario {
 			},
 		})
 	}
+	var plainWrite *Against
+	if slices.Contains(c.WriteConns, c.Conns) {
+		plainWrite = &Against{Base: fmt.Sprintf("write/conns=%d", c.Conns), EventsPerRequest: c.MapItems + 1}
+	}
 	out = append(out, scenario{
 		Name: fmt.Sprintf("map/items=%d", c.MapItems), Title: fmt.Sprintf("Writes with a map implication (%d items), %d connections", c.MapItems, c.Conns),
 		Measures: fmt.Sprintf("an order whose %d items each imply an event on their own inventory stream: %d events in %d streams per request, atomically (peers: the same writes in one transaction)", c.MapItems, c.MapItems+1, c.MapItems+1),
-		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
+		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite,
 		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 			return []*measurement{newMeasurement(sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
 				skus := make([]string, c.MapItems)

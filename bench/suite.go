@@ -129,7 +129,7 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 // to whichever system ran in the faster minutes, while alternated runs expose every system to it
 // alike, so the ratios between systems hold from one make bench to the next.
 func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
-	out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart}
+	out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart, Against: sc.against}
 	type planned struct {
 		sys System
 		ms  []*measurement

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -114,5 +115,28 @@ func TestWaitQuietReturnsOnceIdleEnough(t *testing.T) {
 	waited, quiet := waitQuiet(context.Background(), 0)
 	if !quiet || waited > 2*quietWindow+time.Second {
 		t.Errorf("waitQuiet(0) = %v, %v; want quiet after one window", waited, quiet)
+	}
+}
+
+// The map scenario prices an order in plain writes at the same connection count, when the suite
+// runs one.
+func TestMapScenarioAgainstPlainWrite(t *testing.T) {
+	for _, c := range []struct {
+		writeConns []int
+		want       *Against
+	}{
+		{[]int{1, 16, 64}, &Against{Base: "write/conns=16", EventsPerRequest: 11}},
+		{[]int{1, 64}, nil},
+	} {
+		cfg := DefaultConfig()
+		cfg.WriteConns, cfg.Conns, cfg.MapItems = c.writeConns, 16, 10
+		s := &Suite{cfg: cfg}
+		i := slices.IndexFunc(s.scenarios(), func(sc scenario) bool { return sc.Name == "map/items=10" })
+		if i < 0 {
+			t.Fatal("no map/items=10 scenario")
+		}
+		if got := s.scenarios()[i].against; !reflect.DeepEqual(got, c.want) {
+			t.Errorf("write conns %v: against %+v, want %+v", c.writeConns, got, c.want)
+		}
 	}
 }
