@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -355,6 +356,48 @@ func BenchmarkErase(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(records)*float64(b.N)/b.Elapsed().Seconds(), "records_scanned/s")
+		})
+	}
+}
+
+// BenchmarkKnownStreams fills the filter of known streams with n streams and looks up streams it
+// was never given, as a commit to a new stream does: the false-positive rate (each one a search
+// of the index under the commit lock), the filter's memory and the cost of a lookup.
+func BenchmarkKnownStreams(b *testing.B) {
+	for _, n := range []int{1_000_000, 10_000_000, 100_000_000} {
+		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
+			f := newKnownStreams()
+			f.ready.Store(true)
+			r := rand.New(rand.NewPCG(1, 2))
+			hs := make([]uint64, 0, 1<<16)
+			for added := 0; added < n; added += len(hs) {
+				hs = hs[:0]
+				for range min(cap(hs), n-added) {
+					hs = append(hs, r.Uint64())
+				}
+				f.addHashes(hs...)
+			}
+			const probes = 1_000_000
+			maybe := 0
+			for range probes {
+				if f.mayHaveHash(r.Uint64()) {
+					maybe++
+				}
+			}
+			bytes := 0
+			for _, st := range f.stages {
+				bytes += len(st.blocks) * len(bloomBlock{}) * 8
+			}
+			keys := make([]StreamKey, 1<<12)
+			for i := range keys {
+				keys[i] = StreamKey{Type: "order", ID: fmt.Sprintf("c0000000-0000-4000-a000-%012d", i)}
+			}
+			for i := 0; b.Loop(); i++ {
+				f.mayHave(keys[i%len(keys)])
+			}
+			b.ReportMetric(100*float64(maybe)/probes, "fp-%")
+			b.ReportMetric(float64(len(f.stages)), "stages")
+			b.ReportMetric(float64(bytes)/(1<<20), "filter-MB")
 		})
 	}
 }
