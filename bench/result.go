@@ -60,9 +60,9 @@ type Scenario struct {
 }
 
 // Against names the scenario whose single-event requests are the unit of cost: a system's
-// requests of this scenario cost Base's events/s ÷ (this scenario's events/s ÷
-// EventsPerRequest) of them. Both scenarios run the same connections on the same system, so
-// the ratio is what one request costs against the other, in throughput.
+// request of this scenario costs Base's events/s ÷ (this scenario's events/s ÷
+// EventsPerRequest) of them. A scenario sets it only against one that runs as many connections,
+// so the ratio is what one request costs against the other, in throughput.
 type Against struct {
 	Base             string `json:"base"`
 	EventsPerRequest int    `json:"events_per_request"`
