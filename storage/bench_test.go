@@ -384,9 +384,9 @@ func BenchmarkKnownStreams(b *testing.B) {
 					maybe++
 				}
 			}
-			bytes := 0
+			filterBytes := 0
 			for _, st := range f.stages {
-				bytes += len(st.blocks) * len(bloomBlock{}) * 8
+				filterBytes += len(st.blocks) * len(bloomBlock{}) * 8
 			}
 			keys := make([]StreamKey, 1<<12)
 			for i := range keys {
@@ -397,7 +397,7 @@ func BenchmarkKnownStreams(b *testing.B) {
 			}
 			b.ReportMetric(100*float64(maybe)/probes, "fp-%")
 			b.ReportMetric(float64(len(f.stages)), "stages")
-			b.ReportMetric(float64(bytes)/(1<<20), "filter-MB")
+			b.ReportMetric(float64(filterBytes)/(1<<20), "filter-MB")
 		})
 	}
 }

@@ -22,12 +22,12 @@ import (
 // up. Each stage is a split-block filter: a key sets one bit in each of the eight words of one
 // 64-byte block (one cache line, one memory access per stage), 16 bits per key, which makes a
 // full stage about 0.1% false positives; the filter as a whole stays under 1% up to about 100
-// million streams (BenchmarkKnownStreams). A stage of 64-bit words with 5 bits per key and 12
-// bits per key, the layout before, was near 1% per stage: 4% at a million streams and 7% at 9
-// million, each false positive a search of the index with the commit lock held. Memory: 2 bytes
-// per stream, up to twice that while the newest stage fills (20-40 MB for 10 million streams).
-// With 64 connections writing to fresh aggregates over HTTP, the filter took the server from
-// ~29,800 to ~32,100 writes/s (40 to 36 µs of processor per write).
+// million streams (BenchmarkKnownStreams). The layout before, one 64-bit word per key with 5
+// bits set and 12 bits of filter per key, was near 1% per stage: 4% at a million streams and 7%
+// at 9 million, each false positive a search of the index with the commit lock held. Memory: 2
+// bytes per stream, up to twice that while the newest stage fills (32 MB at 10 million streams).
+// With 64 connections writing to fresh aggregates over HTTP, the first filter took the server
+// from ~29,800 to ~32,100 writes/s (40 to 36 µs of processor per write).
 type knownStreams struct {
 	seed   maphash.Seed
 	ready  atomic.Bool
