@@ -130,12 +130,12 @@ func TestMapScenarioAgainstPlainWrite(t *testing.T) {
 	} {
 		cfg := DefaultConfig()
 		cfg.WriteConns, cfg.Conns, cfg.MapItems = c.writeConns, 16, 10
-		s := &Suite{cfg: cfg}
-		i := slices.IndexFunc(s.scenarios(), func(sc scenario) bool { return sc.Name == "map/items=10" })
+		scs := (&Suite{cfg: cfg}).scenarios()
+		i := slices.IndexFunc(scs, func(sc scenario) bool { return sc.Name == "map/items=10" })
 		if i < 0 {
 			t.Fatal("no map/items=10 scenario")
 		}
-		if got := s.scenarios()[i].against; !reflect.DeepEqual(got, c.want) {
+		if got := scs[i].against; !reflect.DeepEqual(got, c.want) {
 			t.Errorf("write conns %v: against %+v, want %+v", c.writeConns, got, c.want)
 		}
 	}
