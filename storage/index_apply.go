@@ -29,6 +29,12 @@ type indexTx struct {
 	// txHeads caches the heads this transaction changed; they are written once, in finish, so a
 	// stream touched by many records of a batch costs one Put.
 	txHeads map[StreamKey]*txHead
+	// known lists the heads of txHeads that had a number when the transaction began, numbered
+	// those it numbered, in the order it numbered them. Every number it hands out is larger than
+	// every earlier one, so known sorted by number then numbered is the heads' key order: finish
+	// sorts only the heads of streams written before. Sorting every head of the map took about
+	// 7% of the indexer's time under writes to new streams.
+	known, numbered []*txHead
 	// pendingEvents and pendingSpace hold this transaction's Puts to those buckets until finish
 	// writes them in key order. Their keys arrive in no order (aggregate ids are UUIDs, records
 	// interleave streams); in that order every Put seeks from the root into another page and
@@ -42,8 +48,6 @@ type indexTx struct {
 	arena []byte
 	// slab hands out the txHeads of heads.
 	slab []txHead
-	// headPuts is finish's list of changed heads.
-	headPuts []kv
 }
 
 // indexScratch keeps the working memory of the background indexer's transactions from one to
@@ -52,7 +56,8 @@ type indexTx struct {
 type indexScratch struct {
 	pendingEvents []eventPut
 	pendingSpace  []kv
-	headPuts      []kv
+	known         []*txHead
+	numbered      []*txHead
 	txHeads       map[StreamKey]*txHead
 }
 
@@ -63,7 +68,8 @@ func (x *indexTx) release(sc *indexScratch) {
 	*sc = indexScratch{
 		pendingEvents: reusable(x.pendingEvents),
 		pendingSpace:  reusable(x.pendingSpace),
-		headPuts:      reusable(x.headPuts),
+		known:         reusable(x.known),
+		numbered:      reusable(x.numbered),
 	}
 	if len(x.txHeads) <= scratchKeep {
 		clear(x.txHeads)
@@ -118,6 +124,7 @@ type kv struct {
 
 type txHead struct {
 	head
+	key   StreamKey
 	dirty bool
 }
 
@@ -170,7 +177,7 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int
 		events: tx.Bucket(bucketEvents), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
 	if sc != nil {
-		x.pendingEvents, x.pendingSpace, x.headPuts, x.txHeads = sc.pendingEvents, sc.pendingSpace, sc.headPuts, sc.txHeads
+		x.pendingEvents, x.pendingSpace, x.known, x.numbered, x.txHeads = sc.pendingEvents, sc.pendingSpace, sc.known, sc.numbered, sc.txHeads
 	}
 	x.records = recordBlocks{b: tx.Bucket(bucketRecords), alloc: x.alloc}
 	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
@@ -188,21 +195,18 @@ func (x *indexTx) finish() error {
 	if err := x.flushPending(); err != nil {
 		return err
 	}
-	x.headPuts = slices.Grow(x.headPuts[:0], len(x.txHeads))
-	for k, h := range x.txHeads {
-		if h.dirty {
-			v := h.marshal(x.alloc(headFixedSize+len(k.Type)+1+len(k.ID)), k)
-			x.headPuts = append(x.headPuts, kv{k: binary.BigEndian.AppendUint64(x.alloc(8), h.no), v: v})
-		}
-	}
 	// Heads are keyed by distinct big-endian numbers: comparing the numbers orders them as bbolt
 	// does.
-	slices.SortFunc(x.headPuts, func(a, b kv) int {
-		return cmp.Compare(binary.BigEndian.Uint64(a.k), binary.BigEndian.Uint64(b.k))
-	})
-	for _, p := range x.headPuts {
-		if err := x.heads.Put(p.k, p.v); err != nil {
-			return err
+	slices.SortFunc(x.known, func(a, b *txHead) int { return cmp.Compare(a.no, b.no) })
+	for _, hs := range [...][]*txHead{x.known, x.numbered} {
+		for _, h := range hs {
+			if !h.dirty {
+				continue
+			}
+			v := h.marshal(x.alloc(headFixedSize+len(h.key.Type)+1+len(h.key.ID)), h.key)
+			if err := x.heads.Put(binary.BigEndian.AppendUint64(x.alloc(8), h.no), v); err != nil {
+				return err
+			}
 		}
 	}
 	if err := x.mergeNames(); err != nil {
@@ -316,9 +320,13 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 	}
 	x.slab = x.slab[:len(x.slab)+1]
 	h := &x.slab[len(x.slab)-1]
+	h.key = k
 	if !fresh {
 		if err := x.lookupHead(k, &h.head); err != nil {
 			return nil, err
+		}
+		if h.no != 0 {
+			x.known = append(x.known, h)
 		}
 	}
 	if x.txHeads == nil {
@@ -415,6 +423,7 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			x.wm.streams++
 			h.no = x.wm.streams
 			x.newNames = append(x.newNames, nameEntry{g.stream, h.no})
+			x.numbered = append(x.numbered, h)
 		}
 		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
 		x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
