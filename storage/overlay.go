@@ -13,10 +13,10 @@ import (
 //
 // It holds records in generations: the publisher adds each record to the newest one, and the
 // indexer writes the oldest one in one bbolt transaction, then drops it whole. A generation takes
-// no more records once the indexer has taken it or it holds indexBatch of them (it is sealed),
-// and the next record starts a new one. Dropping a generation forgets its versions at once,
-// where removing them record by record, each looked up in maps of every stream and key in
-// flight, took about a fifth of the indexer's time.
+// no more records once the indexer has taken it or it is full (it is sealed), and the next record
+// starts a new one. Dropping a generation forgets its versions at once, where removing them record
+// by record, each looked up in maps of every stream and key in flight, took about a fifth of the
+// indexer's time.
 //
 // A reader copies what it needs from the overlay first and reads bbolt second; for each key it
 // keeps the version written by the larger lsn. Within the overlay the newest generation that has
@@ -36,10 +36,15 @@ type ovGen struct {
 	streams map[StreamKey]*ovStream
 	records window[wal.Pos] // by lsn
 	space   map[string]spaceEntry
-	// batch holds the generation's records in lsn order; sealed says it takes no more.
+	// batch holds the generation's records in lsn order, and puts counts the entries the index
+	// transaction will put for them; sealed says it takes no more.
 	batch  []*applied
+	puts   int
 	sealed bool
 }
+
+// full says that g holds as much as one index transaction should.
+func (g *ovGen) full() bool { return g.puts >= indexBatch }
 
 type ovStream struct {
 	head   head          // valid when head.lsn != 0
@@ -140,7 +145,9 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		setSpace(d.Space, d.Key, false, nil)
 	}
 	g.batch = append(g.batch, a)
-	if len(g.batch) >= indexBatch {
+	// The record's positions, an entry per event and one per space key.
+	g.puts += 1 + r.eventCount() + len(r.puts) + len(r.deletes)
+	if g.full() {
 		g.sealed = true
 	}
 }
@@ -166,7 +173,7 @@ func (o *overlay) drop(g *ovGen) (fullNext bool) {
 		o.gens[0] = nil
 		o.gens = o.gens[1:]
 	}
-	return len(o.gens) > 0 && len(o.gens[0].batch) >= indexBatch
+	return len(o.gens) > 0 && o.gens[0].full()
 }
 
 // head returns the newest head of k in the overlay; lsn 0 when it has none.

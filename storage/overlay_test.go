@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +88,35 @@ func TestReadsAcrossOverlayGenerations(t *testing.T) {
 	release()
 	indexAll(t, s)
 	check("indexed")
+}
+
+// TestOverlayGenerationFullByEntries fills the overlay with records of an order and ten implied
+// events, each with its space keys: a generation is full once its records put indexBatch entries,
+// not once it holds indexBatch records, so one index transaction never builds a batch of several
+// hundred thousand entries.
+func TestOverlayGenerationFullByEntries(t *testing.T) {
+	o := newOverlay()
+	const streams = 11
+	perRecord := 1 + 2*streams // its positions, then an event and a space key per stream
+	for lsn := uint64(1); ; lsn++ {
+		r := &record{lsn: lsn, eff: lsn}
+		for i := range streams {
+			k := key("inventory", fmt.Sprintf("%d-%d", lsn, i))
+			r.groups = append(r.groups, recGroup{stream: k, first: 1, events: []recEvent{{ts: 1}}})
+			r.puts = append(r.puts, Put{Space: "refs", Key: k.String()})
+		}
+		o.mu.Lock()
+		o.applyLocked(&applied{rec: r}, nil, nil)
+		sealed := o.gens[0].sealed
+		o.mu.Unlock()
+		if sealed {
+			if want := (indexBatch + perRecord - 1) / perRecord; int(lsn) != want {
+				t.Fatalf("the generation was full after %d records, want %d (%d entries each)", lsn, want, perRecord)
+			}
+			return
+		}
+		if lsn > indexBatch {
+			t.Fatalf("the generation holds %d records and is not full", lsn)
+		}
+	}
 }

@@ -610,8 +610,15 @@ func (s *Store) visibleConflict(c *ConflictError) error {
 }
 
 const (
-	// indexBatch bounds the records of one index transaction: an overlay generation takes no
-	// more.
+	// indexBatch bounds one index transaction, in the entries it puts for its records (an
+	// overlay generation takes no more, see ovGen.full). It counted records until writes with
+	// implications came along: a record of an order that implies ten events puts about 22
+	// entries, and 65,536 of them made transactions that held gigabytes while they were built.
+	// Storage alone, 16 committers writing records of 11 events to new streams, 200,000
+	// records, without fsync (two runs each): 44 to 46 s of processor, 26 to 32 s and 7.5 GB of
+	// peak memory counting records; 35 to 39 s, 20 to 22 s and 3.7 GB counting entries. Most of
+	// the difference was the kernel's time (page faults of a heap of gigabytes) and the
+	// collector's. Writes of one event, 600,000 of them: no worse.
 	indexBatch = 65536
 	// The pause between two index transactions (unless someone waits in flush) is twice the
 	// time the last one took, within these bounds, so the indexer keeps to at most a third of
