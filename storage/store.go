@@ -610,27 +610,28 @@ func (s *Store) visibleConflict(c *ConflictError) error {
 }
 
 const (
-	// indexBatch bounds one index transaction, in the entries it puts for its records (an
-	// overlay generation takes no more, see ovGen.full). It counted records until writes with
-	// implications came along: a record of an order that implies ten events puts about 22
-	// entries, and 65,536 of them made transactions that held gigabytes while they were built.
-	// Storage alone, 16 committers writing records of 11 events to new streams, 200,000
-	// records, without fsync (two runs each): 44 to 46 s of processor, 26 to 32 s and 7.5 GB of
-	// peak memory counting records; 35 to 39 s, 20 to 22 s and 3.7 GB counting entries. Most of
-	// the difference was the kernel's time (page faults of a heap of gigabytes) and the
-	// collector's. Writes of one event, 600,000 of them: no worse.
+	// indexBatch bounds one index transaction, in the entries it puts for its records (an overlay
+	// generation takes no more, see ovGen.full). It counted records until writes with implications
+	// came along: a record of an order that implies ten events puts 23 entries (its positions, and
+	// an event and a space key per stream), and 65,536 of them made transactions that held
+	// gigabytes while they were built. Storage alone, 16 committers writing records of 11 events to
+	// new streams, 200,000 records, without fsync (two runs each): 44 and 46 s of processor, 26 and
+	// 27 s, and 7.2 and 7.7 GB of peak memory counting records; 35 and 39 s, 20 and 22 s, and 3.7
+	// GB counting entries. Most of the difference was the kernel's time (page faults of a heap of
+	// gigabytes) and the collector's. Writes of one event, 600,000 of them: no worse.
 	indexBatch = 65536
-	// The pause between two index transactions (unless someone waits in flush) is twice the
-	// time the last one took, within these bounds, so the indexer keeps to at most a third of
-	// one core whatever its transactions cost. Since heads are keyed by stream number and names
-	// are merged in bulk (recent_names.go), a transaction appends at the right edge of its
-	// buckets and costs about the same per record at any size; what a longer pause saves is the
-	// part every transaction pays once: two fsyncs, the meta page, and a rewrite of the pages at
-	// the right edge of each bucket and at the end of each actor's references. With 64
-	// connections writing to fresh aggregates after 15 s of 16, the minimum of 300 ms instead of
-	// 100 ms took the server from about 48 to 46 us of processor per write (four alternated
-	// runs each; transactions of about 1,000 records became about 9,000), and held about 10%
-	// more memory at peak.
+	// The pause between two index transactions (unless someone waits in flush) is twice the time
+	// the last one took, within these bounds, so the indexer keeps to about a third of one core
+	// while its transactions take up to 500 ms; it runs without a pause while a full batch waits
+	// (under writes with implications to new streams, it took 0.55 to 0.7 of a core). Since heads
+	// are keyed by stream number and names are merged in bulk (recent_names.go), a transaction
+	// appends at the right edge of its buckets and its work per entry hardly depends on its size,
+	// up to indexBatch; what a longer pause saves is the part every transaction pays once: two
+	// fsyncs, the meta page, and a rewrite of the pages at the right edge of each bucket and at the
+	// end of each actor's references. With 64 connections writing to fresh aggregates after 15 s of
+	// 16, the minimum of 300 ms instead of 100 ms took the server from about 48 to 46 us of
+	// processor per write (four alternated runs each; transactions of about 1,000 records became
+	// about 9,000), and held about 10% more memory at peak.
 	//
 	// Before that layout (heads keyed by stream id, one random page per new stream), larger
 	// transactions were the only way to share pages: pauses of four times the last transaction
