@@ -56,13 +56,14 @@
 // Commit returns after the record is fsynced (group commit: concurrent commits share one write and
 // one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks only.
 // The index is not fsynced per commit: a background indexer applies durable records to bbolt in
-// batches (up to 65,536 entries: events and space keys; after each transaction it pauses twice as
-// long as the transaction took, from 300 ms to 1 s, unless a full batch is waiting or a reader
-// waits for the index), one transaction per batch with the applied watermark in it, and until then
-// reads find them in an in-memory overlay (overlay.go: one generation per transaction, dropped
-// whole once bbolt holds it). Spacing the transactions keeps bbolt's page rewrites and fsyncs from
-// crowding the log's fsyncs, and lets a batch share the pages it touches; a transaction also puts
-// its keys in key order. Snapshots are never fsynced; a torn one reads as absent.
+// batches (up to 65,536 entries, counting a record's positions, its events and its space keys;
+// after each transaction it pauses twice as long as the transaction took, from 300 ms to 1 s,
+// unless a full batch is waiting or a reader waits for the index), one transaction per batch with
+// the applied watermark in it, and until then reads find them in an in-memory overlay (overlay.go:
+// one generation per transaction, dropped whole once bbolt holds it). Spacing the transactions
+// keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
+// pages it touches; a transaction also puts its keys in key order. Snapshots are never fsynced; a
+// torn one reads as absent.
 //
 // # Recovery
 //
