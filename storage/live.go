@@ -4,7 +4,7 @@ import "sync"
 
 // liveSet is what Store.live remembers: the record-space keys that IfAbsent puts made live and no
 // delete removed since, by space. It keeps the callers' key strings, so remembering a key costs a
-// map entry and no copy. Bounded by liveKeysMax: emptied when full.
+// map entry and no copy. Bounded by liveKeysMax: emptied when full, keeping its maps' memory.
 //
 // The key of an ordered put (Put.Stream) is complete only under the commit lock, so such a key is
 // known by Put.Key and the stream instead. The complete key holds the stream's id but not its
@@ -58,8 +58,14 @@ func (l *liveSet) has(k liveKey) bool {
 // add remembers k as live. REQUIRES: l held for writing.
 func (l *liveSet) add(k liveKey) {
 	if l.n >= liveKeysMax {
-		clear(l.spaces)
-		clear(l.ordered)
+		// Empty the sets of names and keep them: a set dropped here was grown again from nothing,
+		// rehash after rehash, by the next liveKeysMax adds (3% of the server's processor under
+		// implied writes to new streams).
+		for _, spaces := range [...]map[string]map[liveName]struct{}{l.spaces, l.ordered} {
+			for _, names := range spaces {
+				clear(names)
+			}
+		}
 		l.n = 0
 	}
 	spaces := l.bySpace(k)
@@ -93,6 +99,6 @@ func (l *liveSet) remove(space, key string) {
 	}
 	if names := l.ordered[space]; len(names) > 0 {
 		l.n -= len(names)
-		delete(l.ordered, space)
+		clear(names)
 	}
 }
