@@ -42,6 +42,9 @@ type indexTx struct {
 	// seeks walk the pages once, left to right.
 	pendingEvents []eventPut
 	pendingSpace  []kv
+	// spacePuts counts this transaction's puts to the space bucket and orderedPuts those of
+	// ordered puts (Put.Stream), whose keys go to the end of their range: see finish.
+	spacePuts, orderedPuts int
 	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
 	// commits, so they are carved from chunks that are never reused instead of allocated one by
 	// one.
@@ -212,6 +215,7 @@ func (x *indexTx) finish() error {
 	if err := x.mergeNames(); err != nil {
 		return err
 	}
+	x.space.FillPercent = spaceFill(x.spacePuts, x.orderedPuts)
 	if err := x.records.flush(); err != nil {
 		return err
 	}
@@ -286,6 +290,23 @@ func (x *indexTx) flushPending() error {
 	}
 	x.pendingEvents, x.pendingSpace = x.pendingEvents[:0], x.pendingSpace[:0]
 	return nil
+}
+
+// spaceFill is how full the space bucket's pages are left when the transaction commits (bbolt
+// splits nodes then), given its puts and how many of them were ordered. Ordered puts, the bulk of
+// a write to a new stream, append at the end of their key's range, and a transaction appends
+// many to each range: splitting those pages at bbolt's default of half left the bucket half empty
+// (twice the pages to write, read and keep), while full pages there cost nothing later. Puts of
+// unrelated keys land all over the bucket, where full pages would split again at the next put:
+// in a bbolt model, random keys left pages 68% used at half, 30% at full; keys appended at the
+// ends of 1 to 100 ranges left them 47% used at half, 96% at full (and 10,000 ranges, 50% and
+// 65%). The fill only shapes pages, never what the index holds, so a rebuild, whose records
+// no longer say which puts were ordered, gives the same index.
+func spaceFill(puts, ordered int) float64 {
+	if puts > 0 && ordered*10 >= puts*9 {
+		return 1.0
+	}
+	return bolt.DefaultFillPercent
 }
 
 // putSorted puts kvs in key order; of several puts to one key, only the last counts. Many
@@ -379,6 +400,9 @@ func (x *indexTx) apply(r *record, pos wal.Pos) error {
 		if err := x.applySpace(r, p.Space, p.Key, true, p.Value); err != nil {
 			return err
 		}
+		if p.Stream != (StreamKey{}) {
+			x.orderedPuts++
+		}
 	}
 	for _, d := range r.deletes {
 		if err := x.applySpace(r, d.Space, d.Key, false, nil); err != nil {
@@ -466,6 +490,7 @@ func (x *indexTx) applySpace(r *record, space, key string, live bool, value []by
 	}
 	e := spaceEntry{live: live, eff: r.eff, holder: r.lsn, value: value}
 	x.pendingSpace = append(x.pendingSpace, kv{k, e.marshal(), len(x.pendingSpace)})
+	x.spacePuts++
 	return nil
 }
 
