@@ -103,9 +103,16 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 	carry := r.eff != r.lsn
 	g.records.set(r.lsn, a.pos)
 	var ordinal uint32
+	// The commit path lists a record's heads in the order of its groups' first appearance, so
+	// heads[i] is usually group i's: setting it here spares a second search of the map.
+	matched := 0
 	for gi := range r.groups {
 		rg := &r.groups[gi]
 		st := g.stream(rg.stream)
+		if matched == gi && gi < len(a.heads) && a.heads[gi].key == rg.stream {
+			st.head = a.heads[gi].head
+			matched++
+		}
 		for i := range rg.events {
 			ev := &rg.events[i]
 			idx := rg.first + uint64(i)
@@ -122,7 +129,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		}
 		ordinal += uint32(len(rg.events))
 	}
-	for _, h := range a.heads {
+	for _, h := range a.heads[matched:] {
 		g.stream(h.key).head = h.head
 	}
 	setSpace := func(space, key string, live bool, value []byte) {
