@@ -37,15 +37,11 @@ type nameEntry struct {
 }
 
 // Bounds of the number of recent names that starts a merge. The upper bound caps the memory the
-// set takes (about 130 bytes a name: 130 MB at the bound, which a store reaches at 4 million
-// names); the lower one keeps a small store from merging a few names at a time. A merge rewrites
-// nearly every page of the names bucket whatever its size, so the fewer names it merges, the more
-// it costs each: with 1<<18, a store indexing orders of ten implied events up to 3.9 million
-// streams took 70 s of processor and lagged 11 s behind its commits at the end; with 1<<20 it
-// took 61 s and lagged 4.5 s (two runs each).
+// set takes (about 130 bytes a name) and a merge's transaction; the lower one keeps a small
+// store from merging a few names at a time.
 const (
 	namesMergeMin = 1 << 16
-	namesMergeMax = 1 << 20
+	namesMergeMax = 1 << 18
 )
 
 func newRecentNames() *recentNames {
