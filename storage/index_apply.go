@@ -355,7 +355,12 @@ func spaceFill(puts, ordered int) float64 {
 // commits put the same key (an actor's reference to a busy stream, say), and a transaction
 // writes each key once.
 func putSorted(b *bolt.Bucket, kvs []kv) error {
-	sortKVs(kvs)
+	slices.SortFunc(kvs, func(a, b kv) int {
+		if c := bytes.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
 	for i, p := range kvs {
 		if i+1 < len(kvs) && bytes.Equal(kvs[i+1].k, p.k) {
 			continue
