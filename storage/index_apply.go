@@ -342,8 +342,11 @@ func (x *indexTx) flushPending() error {
 // unrelated keys land all over the bucket, where full pages would split again at the next put:
 // in a bbolt model, random keys left pages 68% used at half, 30% at full; keys appended at the
 // ends of 1 to 100 ranges left them 47% used at half, 96% at full (and 10,000 ranges, 50% and
-// 65%). The fill only shapes pages, never what the index holds, so a rebuild, whose records
-// no longer say which puts were ordered, gives the same index.
+// 65%). The few unrelated keys of a transaction that is mostly ordered puts (an order's
+// idempotency key beside the references of its eleven streams, say) are split at full too: their
+// pages end up less used than at half, but they are at most a tenth of its puts, where the
+// references fill half the pages they did. The fill only shapes pages, never what the index
+// holds, so a rebuild, whose records no longer say which puts were ordered, gives the same index.
 func spaceFill(puts, ordered int) float64 {
 	if puts > 0 && ordered*10 >= puts*9 {
 		return 1.0
