@@ -152,8 +152,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		setSpace(d.Space, d.Key, false, nil)
 	}
 	g.batch = append(g.batch, a)
-	// The record's positions, an entry per event and one per space key.
-	g.puts += 1 + r.eventCount() + len(r.puts) + len(r.deletes)
+	g.puts += r.indexEntries()
 	if g.full() {
 		g.sealed = true
 	}

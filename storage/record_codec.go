@@ -326,3 +326,9 @@ func (r *record) eventCount() int {
 	}
 	return n
 }
+
+// indexEntries is what indexing r puts, as index transactions are bounded by it: the record's
+// positions, an entry per event and one per space key.
+func (r *record) indexEntries() int {
+	return 1 + r.eventCount() + len(r.puts) + len(r.deletes)
+}

@@ -363,7 +363,8 @@ func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, e
 		return 0, err
 	}
 	// bbolt keeps a transaction's dirty nodes unsplit until commit, so an insert costs in
-	// proportion to what the transaction already wrote: transactions stay small.
+	// proportion to what the transaction already wrote: transactions stay small, counted in
+	// entries as the background indexer's are (indexBatch).
 	const batch = 16384
 	var tx *bolt.Tx
 	var x *indexTx
@@ -410,7 +411,7 @@ func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, e
 			return err
 		}
 		n++
-		inTx += 1 + r.eventCount()
+		inTx += r.indexEntries()
 		if inTx >= batch {
 			return commit()
 		}
