@@ -42,8 +42,8 @@ type indexTx struct {
 	// seeks walk the pages once, left to right.
 	pendingEvents []eventPut
 	pendingSpace  []kv
-	// spacePuts counts this transaction's puts to the space bucket and orderedPuts those of
-	// ordered puts (Put.Stream), whose keys go to the end of their range: see finish.
+	// spacePuts counts this transaction's puts and deletes of record-space keys, orderedPuts
+	// those of ordered puts (Put.Stream), whose keys go to the end of their range: see finish.
 	spacePuts, orderedPuts int
 	// arena hands out the keys and values of Puts: bbolt keeps them until the transaction
 	// commits, so they are carved from chunks that are never reused instead of allocated one by
@@ -449,6 +449,7 @@ func (x *indexTx) apply(r *record, pos wal.Pos) error {
 			x.orderedPuts++
 		}
 	}
+	x.spacePuts += len(r.puts) + len(r.deletes)
 	for _, d := range r.deletes {
 		if err := x.applySpace(r, d.Space, d.Key, false, nil); err != nil {
 			return err
@@ -535,7 +536,6 @@ func (x *indexTx) applySpace(r *record, space, key string, live bool, value []by
 	}
 	e := spaceEntry{live: live, eff: r.eff, holder: r.lsn, value: value}
 	x.pendingSpace = append(x.pendingSpace, kv{k, e.marshal(), len(x.pendingSpace)})
-	x.spacePuts++
 	return nil
 }
 
