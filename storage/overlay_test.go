@@ -120,3 +120,44 @@ func TestOverlayGenerationFullByEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayHeadsOfRecord applies records whose heads come in the order of their groups, in
+// another order, and in the same order only at first: applyLocked sets a group's head where it
+// finds the group's stream while the orders agree, and the rest by key, so every stream must end
+// with its own head whatever the order.
+func TestOverlayHeadsOfRecord(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		groups, heads string
+	}{
+		{"in group order", "abc", "abc"},
+		{"reversed", "abc", "cba"},
+		{"in order at first", "abc", "acb"},
+		{"one group", "a", "a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := newOverlay()
+			r := &record{lsn: 7, eff: 7}
+			for _, g := range c.groups {
+				r.groups = append(r.groups, recGroup{stream: key("t", string(g)), first: 1, events: []recEvent{{ts: 1}}})
+			}
+			a := &applied{rec: r}
+			// Each stream's head has a length of its own: the position of its letter.
+			lengthOf := func(id rune) uint64 { return uint64(id-'a') + 1 }
+			for _, h := range c.heads {
+				a.heads = append(a.heads, headUpdate{key: key("t", string(h)), head: head{StreamInfo: StreamInfo{Length: lengthOf(h)}, lsn: r.lsn}})
+			}
+			o.mu.Lock()
+			o.applyLocked(a, nil, nil)
+			o.mu.Unlock()
+			for _, g := range c.groups {
+				if got := o.head(key("t", string(g))); got.Length != lengthOf(g) || got.lsn != r.lsn {
+					t.Errorf("head of %c: length %d lsn %d, want length %d lsn %d", g, got.Length, got.lsn, lengthOf(g), r.lsn)
+				}
+			}
+			if n := len(o.gens[0].streams); n != len(c.groups) {
+				t.Errorf("the generation holds %d streams, want %d", n, len(c.groups))
+			}
+		})
+	}
+}
