@@ -275,6 +275,9 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 	if err := p.checkSize(); err != nil {
 		return CommitResult{}, err
 	}
+	if err := s.awaitIndexRoom(); err != nil {
+		return CommitResult{}, err
+	}
 	s.mu.Lock()
 	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()

@@ -62,8 +62,9 @@
 // the applied watermark in it, and until then reads find them in an in-memory overlay (overlay.go:
 // one generation per transaction, dropped whole once bbolt holds it). Spacing the transactions
 // keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
-// pages it touches; a transaction also puts its keys in key order. Snapshots are never fsynced; a
-// torn one reads as absent.
+// pages it touches; a transaction also puts its keys in key order. Once the overlay holds 16
+// batches' worth of entries, a commit waits for the indexer before it is written, so a write load
+// the indexer cannot keep up with slows writers down instead of growing memory without bound. Snapshots are never fsynced; a torn one reads as absent.
 //
 // # Recovery
 //

@@ -26,6 +26,9 @@ type Options struct {
 	// namesMergeMin replaces namesMergeMin when it is positive: tests make it small, so that
 	// their few streams are merged into the names bucket as well as kept recent.
 	namesMergeMin int
+	// overlayMaxEntries replaces overlayMaxEntries when it is positive: tests make it small, so
+	// that a few commits fill the overlay.
+	overlayMaxEntries int
 }
 
 const defaultCacheBytes = 64 << 20
@@ -42,6 +45,13 @@ func (o Options) mergeMin() int {
 		return o.namesMergeMin
 	}
 	return namesMergeMin
+}
+
+func (o Options) overlayMax() int {
+	if o.overlayMaxEntries > 0 {
+		return o.overlayMaxEntries
+	}
+	return overlayMaxEntries
 }
 
 func (o Options) logger() *slog.Logger {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/j17-go/j17/wal"
 )
@@ -29,6 +30,10 @@ type overlay struct {
 	// gens holds the generations, oldest first; the last one is unsealed unless the indexer
 	// just took it. Protected by mu.
 	gens []*ovGen
+	// held counts the index entries of every generation's records (the sum of their puts):
+	// what the overlay holds that bbolt does not yet. Written under mu, read without it: every
+	// commit reads it.
+	held atomic.Int64
 }
 
 // ovGen is one generation: the records of one index transaction.
@@ -152,7 +157,9 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		setSpace(d.Space, d.Key, false, nil)
 	}
 	g.batch = append(g.batch, a)
-	g.puts += r.indexEntries()
+	n := r.indexEntries()
+	g.puts += n
+	o.held.Add(int64(n))
 	if g.full() {
 		g.sealed = true
 	}
@@ -178,9 +185,13 @@ func (o *overlay) drop(g *ovGen) (fullNext bool) {
 	if len(o.gens) > 0 && o.gens[0] == g {
 		o.gens[0] = nil
 		o.gens = o.gens[1:]
+		o.held.Add(-int64(g.puts))
 	}
 	return len(o.gens) > 0 && o.gens[0].full()
 }
+
+// crowded says that the overlay holds at least limit index entries.
+func (o *overlay) crowded(limit int) bool { return o.held.Load() >= int64(limit) }
 
 // head returns the newest head of k in the overlay; lsn 0 when it has none.
 func (o *overlay) head(k StreamKey) head {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -157,6 +158,76 @@ func TestOverlayHeadsOfRecord(t *testing.T) {
 			}
 			if n := len(o.gens[0].streams); n != len(c.groups) {
 				t.Errorf("the generation holds %d streams, want %d", n, len(c.groups))
+			}
+		})
+	}
+}
+
+// TestCommitWaitsForIndexRoom holds the indexer while commits fill the overlay to its bound: the
+// next commit waits until the indexer has written the overlay to bbolt, and one that is waiting
+// when the store closes returns ErrClosed instead of waiting for good.
+func TestCommitWaitsForIndexRoom(t *testing.T) {
+	opts := testOptions()
+	// Four records of one event to a new stream: a position and an event each.
+	opts.overlayMaxEntries = 8
+	for _, closing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("close=%v", closing), func(t *testing.T) {
+			s, _ := openChecked(t, opts)
+			s.idxMu.Lock()
+			held := true
+			release := func() {
+				if held {
+					held = false
+					s.idxMu.Unlock()
+				}
+			}
+			defer release()
+			for i := range 4 {
+				mustAppend(t, s, key("t", fmt.Sprint(i)), ev("e", i))
+			}
+			if !s.ov.crowded(opts.overlayMaxEntries) {
+				t.Fatalf("the overlay holds %d entries after four commits, want %d", s.ov.held.Load(), opts.overlayMaxEntries)
+			}
+			late := key("t", "late")
+			done := make(chan error, 1)
+			go func() {
+				_, err := appendOne(s, late, Expect{Kind: Skip}, ev("e", 4))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("a commit to a full overlay returned before the indexer ran: %v", err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if !closing {
+				release()
+				if err := <-done; err != nil {
+					t.Fatalf("the waiting commit: %v", err)
+				}
+				if n := mustLength(t, s, late); n != 1 {
+					t.Fatalf("length of %s is %d after its commit returned, want 1", late, n)
+				}
+				return
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			// Let the indexer go only once Close has begun, so the waiting commit cannot slip in
+			// before it.
+			for {
+				s.mu.Lock()
+				c := s.mu.closed
+				s.mu.Unlock()
+				if c {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			release()
+			if err := <-done; !errors.Is(err, ErrClosed) {
+				t.Fatalf("the commit waiting when the store closed returned %v, want ErrClosed", err)
+			}
+			if err := <-closed; err != nil {
+				t.Fatalf("close: %v", err)
 			}
 		})
 	}
