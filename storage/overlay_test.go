@@ -8,6 +8,22 @@ import (
 	"time"
 )
 
+// holdIndexer keeps the indexer from writing to bbolt until release is called. A test that fails
+// first must not leave it blocked, since Close waits for it: release runs when the test ends too,
+// before the store closes.
+func holdIndexer(t *testing.T, s *Store) (release func()) {
+	s.idxMu.Lock()
+	held := true
+	release = func() {
+		if held {
+			held = false
+			s.idxMu.Unlock()
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
 // TestReadsAcrossOverlayGenerations holds the indexer inside its transaction while more records
 // commit: the overlay then has two generations, and every read takes each key's newest version
 // from whichever holds it, before and after the older one reaches bbolt.
@@ -24,16 +40,7 @@ func TestReadsAcrossOverlayGenerations(t *testing.T) {
 	put("a", "1")
 	put("c", "4")
 
-	s.idxMu.Lock()
-	held := true
-	release := func() {
-		if held {
-			held = false
-			s.idxMu.Unlock()
-		}
-	}
-	// A failed check must not leave the indexer blocked: Close waits for it.
-	defer release()
+	release := holdIndexer(t, s)
 	select {
 	case s.flushNow <- struct{}{}:
 	default:
@@ -173,15 +180,7 @@ func TestCommitWaitsForIndexRoom(t *testing.T) {
 	for _, closing := range []bool{false, true} {
 		t.Run(fmt.Sprintf("close=%v", closing), func(t *testing.T) {
 			s, _ := openChecked(t, opts)
-			s.idxMu.Lock()
-			held := true
-			release := func() {
-				if held {
-					held = false
-					s.idxMu.Unlock()
-				}
-			}
-			defer release()
+			release := holdIndexer(t, s)
 			for i := range 4 {
 				mustAppend(t, s, key("t", fmt.Sprint(i)), ev("e", i))
 			}
