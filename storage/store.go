@@ -89,8 +89,9 @@ type Store struct {
 	indexDone   chan struct{}
 	flushMu     sync.Mutex
 	flushCond   *sync.Cond
-	// behind is set while commits wait for the indexer (awaitIndexRoom), so that the log says
-	// once when they start and once when they go on.
+	// behind is set from the first commit that waits for the indexer (awaitIndexRoom) until the
+	// overlay is down to half its bound, so that the log says once when commits start waiting and
+	// once when the indexer has caught up.
 	behind atomic.Bool
 
 	// stepHook, set only by tests before any erasure or read starts, runs at each durable step of
@@ -710,6 +711,7 @@ func (s *Store) indexPending(all bool) {
 			return
 		}
 		fullNext := s.ov.drop(g)
+		s.noteCaughtUp()
 		s.indexed.Store(batch[len(batch)-1].rec.lsn)
 		s.flushMu.Lock()
 		s.flushCond.Broadcast()
@@ -778,10 +780,16 @@ func (s *Store) awaitIndexRoom() error {
 		}
 		s.flushCond.Wait()
 	}
-	if s.behind.CompareAndSwap(true, false) {
-		s.log.Info("storage: the index writer caught up; commits go on")
-	}
 	return nil
+}
+
+// noteCaughtUp logs the end of a wait for the indexer (awaitIndexRoom) once the overlay is down
+// to half its bound: logging it at the first commit let through would say so again and again
+// while writes keep the overlay at the bound.
+func (s *Store) noteCaughtUp() {
+	if s.behind.Load() && !s.ov.crowded(s.opts.overlayMax()/2) && s.behind.CompareAndSwap(true, false) {
+		s.log.Info("storage: the index writer caught up; commits no longer wait for it")
+	}
 }
 
 // view and update run a transaction on the index, which an index vacuum may swap between two
