@@ -64,7 +64,8 @@
 // keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
 // pages it touches; a transaction also puts its keys in key order. Once the overlay holds 16
 // batches' worth of entries, a commit waits for the indexer before it is written, so a write load
-// the indexer cannot keep up with slows writers down instead of growing memory without bound. Snapshots are never fsynced; a torn one reads as absent.
+// the indexer cannot keep up with slows writers down instead of growing memory without bound.
+// Snapshots are never fsynced; a torn one reads as absent.
 //
 // # Recovery
 //
