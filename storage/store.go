@@ -750,10 +750,10 @@ func (s *Store) flush(lsn uint64) error {
 // overlay, which holds each record until bbolt has it, would grow until the process ran out of
 // memory. At the bound a commit waits for the indexer instead (awaitIndexRoom), so the server
 // answers more slowly rather than not at all. The bound is far above what the overlay holds
-// while the indexer keeps up: at most about 295,000 entries (five generations) in bench/'s
-// heaviest index load, orders implying ten events to new streams over HTTP, and none of its
-// write, batch, map and startup scenarios nor the storage and engine write benchmarks waited
-// (counted with an instrumented build). In a storage-only run of 350,000 such orders without
+// while the indexer keeps up: at most about 295,000 entries (five generations) in runs of bench/'s
+// single-event writes and of orders implying ten events to new streams, and none of its write,
+// batch, map and startup scenarios nor the storage and engine write benchmarks waited (counted
+// with an instrumented build). In a storage-only run of 350,000 such orders without
 // fsync, an earlier indexer fell ten seconds behind and the process peaked at 6.9 GB.
 const overlayMaxEntries = 16 * indexBatch
 
