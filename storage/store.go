@@ -724,6 +724,13 @@ func (s *Store) indexPending(all bool) {
 
 // flush waits until every record up to lsn is in bbolt.
 func (s *Store) flush(lsn uint64) error {
+	return s.awaitIndexer(func() bool { return s.indexed.Load() >= lsn })
+}
+
+// awaitIndexer wakes the indexer, cutting its pause short, and waits until done holds, or returns
+// the store's failure. The indexer broadcasts flushCond after each transaction it drops, and fail
+// does too; done is checked under flushMu, so no broadcast is missed between a check and the wait.
+func (s *Store) awaitIndexer(done func() bool) error {
 	select {
 	case s.indexSignal <- struct{}{}:
 	default:
@@ -734,7 +741,7 @@ func (s *Store) flush(lsn uint64) error {
 	}
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
-	for s.indexed.Load() < lsn {
+	for !done() {
 		if err := s.failure(); err != nil {
 			return err
 		}
@@ -750,16 +757,15 @@ func (s *Store) flush(lsn uint64) error {
 // overlay, which holds each record until bbolt has it, would grow until the process ran out of
 // memory. At the bound a commit waits for the indexer instead (awaitIndexRoom), so the server
 // answers more slowly rather than not at all. The bound is far above what the overlay holds
-// while the indexer keeps up: at most about 295,000 entries (five generations) in runs of bench/'s
-// single-event writes and of orders implying ten events to new streams, and none of its write,
-// batch, map and startup scenarios nor the storage and engine write benchmarks waited (counted
-// with an instrumented build). In a storage-only run of 350,000 such orders without
+// while the indexer keeps up: at most about 295,000 entries (five generations) in runs of
+// bench/'s single-event writes and of orders implying ten events to new streams, and none of its
+// write, batch, map and startup scenarios nor the storage and engine write benchmarks waited
+// (counted with an instrumented build). In a storage-only run of 350,000 such orders without
 // fsync, an earlier indexer fell ten seconds behind and the process peaked at 6.9 GB.
 const overlayMaxEntries = 16 * indexBatch
 
 // awaitIndexRoom holds a commit back while the overlay holds overlayMaxEntries or more, until the
-// indexer has written enough of it to bbolt, or returns the store's failure. The indexer
-// broadcasts flushCond after each transaction it drops, and fail does too.
+// indexer has written enough of it to bbolt, or returns the store's failure.
 func (s *Store) awaitIndexRoom() error {
 	limit := s.opts.overlayMax()
 	if !s.ov.crowded(limit) {
@@ -768,19 +774,7 @@ func (s *Store) awaitIndexRoom() error {
 	if s.behind.CompareAndSwap(false, true) {
 		s.log.Warn("storage: commits wait for the index writer, which is behind", "overlay_entries", s.ov.held.Load(), "bound", limit)
 	}
-	select {
-	case s.flushNow <- struct{}{}:
-	default:
-	}
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
-	for s.ov.crowded(limit) {
-		if err := s.failure(); err != nil {
-			return err
-		}
-		s.flushCond.Wait()
-	}
-	return nil
+	return s.awaitIndexer(func() bool { return !s.ov.crowded(limit) })
 }
 
 // noteCaughtUp logs the end of a wait for the indexer (awaitIndexRoom) once the overlay is down
