@@ -240,12 +240,20 @@ func compareStreams(ta, tb *bolt.Tx) error {
 	return nil
 }
 
-// keyedStreams walks the streams of an index in key order: the names bucket merged with the
-// recent names, read from the heads numbered above the watermark's named count.
+// keyedStreams walks the streams of an index in key order: the names bucket's runs merged with
+// the recent names, read from the heads numbered above the watermark's named count. It fails on
+// a name in two places and on a run holding a number outside its range.
 type keyedStreams struct {
-	names  *bolt.Cursor
-	nk, nv []byte
+	runs   []keyedRun
 	recent []keyedStream
+}
+
+// keyedRun is a run of the names bucket being walked: its cursor, the current name, and the
+// numbers the run covers, lo+1..hi.
+type keyedRun struct {
+	c      *bolt.Cursor
+	k, v   []byte
+	lo, hi uint64
 }
 
 type keyedStream struct {
@@ -254,8 +262,26 @@ type keyedStream struct {
 }
 
 func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
-	w := &keyedStreams{names: tx.Bucket(bucketNames).Cursor()}
-	err := forRecentHeads(tx, func(key []byte, no uint64) error {
+	w := &keyedStreams{}
+	names := tx.Bucket(bucketNames)
+	var lo uint64
+	c := names.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || len(k) != 8 {
+			return nil, fmt.Errorf("%w: bucket names: %q is not a run", ErrIndexMismatch, k)
+		}
+		r := keyedRun{c: names.Bucket(k).Cursor(), lo: lo, hi: binary.BigEndian.Uint64(k)}
+		r.k, r.v = r.c.First()
+		w.runs, lo = append(w.runs, r), r.hi
+	}
+	wm, err := readWatermark(tx)
+	if err != nil {
+		return nil, err
+	}
+	if lo != wm.named {
+		return nil, fmt.Errorf("%w: bucket names: runs end at stream %d, the watermark's named count is %d", ErrIndexMismatch, lo, wm.named)
+	}
+	err = forRecentHeads(tx, func(key []byte, no uint64) error {
 		w.recent = append(w.recent, keyedStream{key, no})
 		return nil
 	})
@@ -263,29 +289,44 @@ func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
 		return nil, err
 	}
 	slices.SortFunc(w.recent, func(a, b keyedStream) int { return bytes.Compare(a.key, b.key) })
-	w.nk, w.nv = w.names.First()
 	return w, nil
 }
 
 // next returns the next stream's key and number, or ok false after the last one.
 func (w *keyedStreams) next() (key []byte, no uint64, ok bool, err error) {
-	fromNames := w.nk != nil && (len(w.recent) == 0 || bytes.Compare(w.nk, w.recent[0].key) <= 0)
-	switch {
-	case fromNames:
-		if len(w.nv) != 8 {
-			return nil, 0, false, fmt.Errorf("%w: bucket names: %q has a bad number", ErrIndexMismatch, w.nk)
+	least := -1 // index into runs; len(runs) for the recent names
+	for i, r := range w.runs {
+		if r.k != nil && (key == nil || bytes.Compare(r.k, key) < 0) {
+			least, key = i, r.k
 		}
-		key, no = w.nk, binary.BigEndian.Uint64(w.nv)
-		if len(w.recent) > 0 && bytes.Equal(w.recent[0].key, key) {
-			return nil, 0, false, fmt.Errorf("%w: stream %q is named and recent", ErrIndexMismatch, key)
-		}
-		w.nk, w.nv = w.names.Next()
-	case len(w.recent) > 0:
-		key, no = w.recent[0].key, w.recent[0].no
-		w.recent = w.recent[1:]
-	default:
+	}
+	if len(w.recent) > 0 && (key == nil || bytes.Compare(w.recent[0].key, key) < 0) {
+		least, key = len(w.runs), w.recent[0].key
+	}
+	if least < 0 {
 		return nil, 0, false, nil
 	}
+	for i, r := range w.runs {
+		if i != least && bytes.Equal(r.k, key) {
+			return nil, 0, false, fmt.Errorf("%w: stream %q is named twice", ErrIndexMismatch, key)
+		}
+	}
+	if least < len(w.runs) && len(w.recent) > 0 && bytes.Equal(w.recent[0].key, key) {
+		return nil, 0, false, fmt.Errorf("%w: stream %q is named and recent", ErrIndexMismatch, key)
+	}
+	if least == len(w.runs) {
+		no = w.recent[0].no
+		w.recent = w.recent[1:]
+		return key, no, true, nil
+	}
+	r := &w.runs[least]
+	if len(r.v) != 8 {
+		return nil, 0, false, fmt.Errorf("%w: bucket names: %q has a bad number", ErrIndexMismatch, key)
+	}
+	if no = binary.BigEndian.Uint64(r.v); no <= r.lo || no > r.hi {
+		return nil, 0, false, fmt.Errorf("%w: bucket names: %q has number %d, outside its run %d..%d", ErrIndexMismatch, key, no, r.lo+1, r.hi)
+	}
+	r.k, r.v = r.c.Next()
 	return key, no, true, nil
 }
 

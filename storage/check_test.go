@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -75,5 +76,67 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 	}
 	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
 		t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)
+	}
+}
+
+// TestCheckFindsMisplacedNames: a name in a run that does not cover its number, or in two runs,
+// is an index the log would not give, and Check says so.
+func TestCheckFindsMisplacedNames(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		tamper func(older, newer *bolt.Bucket) error
+	}{
+		{"moved to an older run", func(older, newer *bolt.Bucket) error {
+			k, v := newer.Cursor().First()
+			k, v = append([]byte(nil), k...), append([]byte(nil), v...)
+			if err := newer.Delete(k); err != nil {
+				return err
+			}
+			return older.Put(k, v)
+		}},
+		{"copied to a newer run", func(older, newer *bolt.Bucket) error {
+			k, v := older.Cursor().First()
+			return newer.Put(append([]byte(nil), k...), append([]byte(nil), v...))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := testOptions()
+			dir := t.TempDir()
+			s, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Three names at a time make runs of 3, folded into 6, then a run of 3 beside it.
+			for i := range 9 {
+				mustAppend(t, s, key("order", string(rune('a'+i*7%9))), ev("was_placed", i))
+				if i%3 == 2 {
+					indexAll(t, s)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(dir, opts); err != nil {
+				t.Fatalf("check before tampering: %v", err)
+			}
+			db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				names := tx.Bucket(bucketNames)
+				runs := nameRuns(names)
+				if len(runs) != 2 {
+					return fmt.Errorf("runs %v, want two", runs)
+				}
+				return c.tamper(names.Bucket(u64Key(runs[0])), names.Bucket(u64Key(runs[1])))
+			})
+			if cerr := db.Close(); err != nil || cerr != nil {
+				t.Fatal(err, cerr)
+			}
+			if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
+				t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)
+			}
+		})
 	}
 }

@@ -222,8 +222,8 @@ func (x *indexTx) finish() error {
 	return x.meta.Put(metaStateKey, x.wm.marshal())
 }
 
-// mergeNames puts every recent name and the transaction's new ones into the names bucket, in
-// key order, once there are enough of them (recent_names.go).
+// mergeNames writes every recent name and the transaction's new ones to the names bucket as a
+// run (name_runs.go), once there are enough of them (recent_names.go).
 func (x *indexTx) mergeNames() error {
 	n := len(x.newNames)
 	if x.recent != nil {
@@ -236,13 +236,9 @@ func (x *indexTx) mergeNames() error {
 	if x.recent != nil {
 		all = x.recent.entries(all)
 	}
-	// No stream is numbered twice, so no two names share a key. Keys are made in key order, so
-	// the Puts read them one after the other from the arena.
-	for _, e := range sortNames(all) {
-		k := streamKeyBytes(x.alloc(len(e.key.Type)+1+len(e.key.ID)), e.key)
-		if err := x.names.Put(k, binary.BigEndian.AppendUint64(x.alloc(8), e.no)); err != nil {
-			return err
-		}
+	// No stream is numbered twice, so no two names share a key.
+	if err := writeRun(x.names, sortNames(all), x.wm.named, x.wm.streams, x.alloc); err != nil {
+		return err
 	}
 	x.wm.named = x.wm.streams
 	x.merged = true
@@ -409,11 +405,9 @@ func (x *indexTx) lookupHead(k StreamKey, h *head) error {
 		no = x.recent.get(k)
 	}
 	if no == 0 {
-		b := x.names.Get(streamKeyBytes(nil, k))
-		if b == nil {
+		if no = lookupName(x.names, streamKeyBytes(nil, k)); no == 0 {
 			return nil
 		}
-		no = binary.BigEndian.Uint64(b)
 	}
 	nk := u64Key(no)
 	b := x.heads.Get(nk)

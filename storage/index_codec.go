@@ -14,8 +14,9 @@ import (
 //	           stream numbers handed out 8B | stream numbers whose names are merged 8B
 //	heads      stream number (8B BE) -> head: length 8B | last hash 32B | first ts 8B | last ts 8B |
 //	           sid 16B | lsn 8B | type 0 id
-//	names      type 0 id -> stream number (8B BE), for the streams numbered up to the merged count
-//	           (also the listing of a type's ids, in byte order)
+//	names      runs: highest stream number of the run (8B BE) -> bucket of type 0 id -> stream
+//	           number (8B BE), together the streams numbered up to the merged count (also the
+//	           listing of a type's ids, in byte order); see name_runs.go
 //	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B
 //	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
@@ -29,8 +30,8 @@ import (
 // keyed by that number: a new stream's head and events land at the right edge of their buckets,
 // where inserts are cheap, instead of at the random place its id (a UUID, usually) would put
 // them. Only the names bucket is keyed by id, and it takes new names in bulk (recent_names.go):
-// a stream's name goes there once many new streams have gathered, so that one transaction
-// rewrites each page of the bucket for many names, not one page for every new stream.
+// a stream's name goes there once many new streams have gathered, as a new run written in key
+// order, so that no page is rewritten for every new stream.
 var (
 	bucketMeta       = []byte("meta")
 	bucketHeads      = []byte("heads")
@@ -49,8 +50,9 @@ var (
 
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
 // listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
-// by stream key.
-const indexFormat = 4
+// by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
+// each merge.
+const indexFormat = 5
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

@@ -36,10 +36,7 @@ func streamNo(tx *bolt.Tx, k StreamKey, recent uint64) uint64 {
 	if recent != 0 {
 		return recent
 	}
-	if b := tx.Bucket(bucketNames).Get(streamKeyBytes(nil, k)); len(b) == 8 {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
+	return lookupName(tx.Bucket(bucketNames), streamKeyBytes(nil, k))
 }
 
 // Length returns the number of durable events in the stream, 0 for an unknown stream. O(1).
@@ -385,18 +382,9 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	fresh := s.ov.ids(typ, cursor)
-	recent := s.names.list(typ, cursor, limit)
-	var named []string
-	prefix := append([]byte(typ), 0)
+	lists := [][]string{s.ov.ids(typ, cursor), s.names.list(typ, cursor, limit)}
 	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketNames).Cursor()
-		k, _ := c.Seek(append(append([]byte(nil), prefix...), cursor...))
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(named) < limit; k, _ = c.Next() {
-			if id := string(k[len(prefix):]); id > cursor {
-				named = append(named, id)
-			}
-		}
+		lists = listRuns(tx.Bucket(bucketNames), typ, cursor, limit, lists)
 		return nil
 	})
 	if err != nil {
@@ -404,7 +392,7 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	}
 	// Every indexed stream has events (the index numbers a stream at its first event), and a
 	// stream may be in more than one of the lists while the indexer moves it along.
-	return mergeSortedIDs(limit, fresh, recent, named), nil
+	return mergeSortedIDs(limit, lists...), nil
 }
 
 // mergeSortedIDs merges sorted lists of ids into one without duplicates, of at most limit ids.

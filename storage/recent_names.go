@@ -17,11 +17,12 @@ import (
 // transaction begun after the look-up here), so it never misses a stream: a stream that left the
 // overlay is here, and one that left this set is in the names bucket of every later transaction.
 //
-// A merge puts every recent name in one transaction, in key order, once there are as many as a
-// quarter of the names already merged (within namesMergeMin and namesMergeMax): each page of the
-// names bucket is then rewritten for many names at once, where a put per new stream rewrote a
-// page per stream. With writes to fresh aggregates from 64 connections and 500,000 streams
-// already written, putting the heads by key cost the indexer about a third of its time.
+// A merge writes every recent name in one transaction, in key order, as a new run of the names
+// bucket (name_runs.go), once there are as many as a quarter of the names already merged (within
+// namesMergeMin and namesMergeMax): pages are then written full of new names, where a put per new
+// stream rewrote a page per stream. With writes to fresh aggregates from 64 connections and
+// 500,000 streams already written, putting the heads by key cost the indexer about a third of its
+// time.
 type recentNames struct {
 	mu  sync.RWMutex
 	nos map[StreamKey]uint64 // protected by mu

@@ -23,13 +23,16 @@ func indexAll(t testing.TB, s *Store) {
 	}
 }
 
-// namedCount returns how many names the names bucket holds and the watermark's named count.
+// namedCount returns how many names the names bucket's runs hold and the watermark's named count.
 func namedCount(t testing.TB, s *Store) (int, uint64) {
 	t.Helper()
 	var n int
 	var wm watermark
 	if err := s.view(func(tx *bolt.Tx) (err error) {
-		n = tx.Bucket(bucketNames).Stats().KeyN
+		names := tx.Bucket(bucketNames)
+		for _, hi := range nameRuns(names) {
+			n += names.Bucket(u64Key(hi)).Stats().KeyN
+		}
 		wm, err = readWatermark(tx)
 		return err
 	}); err != nil {
