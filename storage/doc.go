@@ -43,7 +43,8 @@
 //     event's h_i is stored in its record and in the index. ContentHash documents canonical(event).
 //   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
 //     the index the store maintains, up to the numbers streams get and how many of their names
-//     have been merged into the names bucket; Check verifies this and every chain.
+//     have been merged into the names bucket, and in which runs; Check verifies this and every
+//     chain.
 //   - Erasure is real: Rewrite returns after the records that held the old events are gone from
 //     every file of the log, the stream's snapshot is deleted and the read cache evicted. Erase
 //     returns after the records that held any older value of its record-space keys are gone from
@@ -111,21 +112,21 @@
 // committed, so it does not search bbolt for them either. The overlay and the record cache keep
 // records and a stream's events in windows (window.go), slices that slide with the lsns and indexes
 // they hold. A reader finds a stream's number in the recent names (recent_names.go) before it
-// begins its bbolt transaction, and in the names bucket otherwise; the indexer adds new streams to
-// the recent names after their transaction commits and before the overlay lets go of them, and
-// empties the set only after a transaction that merged it. A failed log write or index write fails
-// the store for good (ErrFailed): reopening recovers every acknowledged commit. Readers never take
-// the commit lock: they read the overlay under a read lock, bbolt in read transactions, and records
-// from the log or the cache. Position lookups are serialized with compaction by compactMu, so a
-// reader can wait for the index swap of a compaction, never for a commit. Range looks up the
-// positions of a chunk's uncached records in one transaction and uses them only if no compaction
-// has run since (a counter under compactMu). A rewrite of the stream a reader is reading may drop
-// the records its index entries point to; Range and Event then read those entries again (they point
-// at the rewrite's records now) and go on, a few times at most. Every bbolt transaction holds dbMu
-// shared; an index vacuum (Erase only) holds it exclusively just to close, rename and reopen the
-// file. Range calls its callback outside every lock. Decoded records are kept in a bounded cache
-// keyed by lsn (a record's bytes never change for its lsn), so replaying a recently read or written
-// stream costs no system call.
+// begins its bbolt transaction, and in the names bucket's runs (name_runs.go) otherwise; the
+// indexer adds new streams to the recent names after their transaction commits and before the
+// overlay lets go of them, and empties the set only after a transaction that merged it. A failed
+// log write or index write fails the store for good (ErrFailed): reopening recovers every
+// acknowledged commit. Readers never take the commit lock: they read the overlay under a read lock,
+// bbolt in read transactions, and records from the log or the cache. Position lookups are
+// serialized with compaction by compactMu, so a reader can wait for the index swap of a compaction,
+// never for a commit. Range looks up the positions of a chunk's uncached records in one transaction
+// and uses them only if no compaction has run since (a counter under compactMu). A rewrite of the
+// stream a reader is reading may drop the records its index entries point to; Range and Event then
+// read those entries again (they point at the rewrite's records now) and go on, a few times at
+// most. Every bbolt transaction holds dbMu shared; an index vacuum (Erase only) holds it
+// exclusively just to close, rename and reopen the file. Range calls its callback outside every
+// lock. Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for
+// its lsn), so replaying a recently read or written stream costs no system call.
 //
 // EventStore is the narrow interface the engine uses, so that another backend can stand behind it.
 package storage
