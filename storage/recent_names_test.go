@@ -194,4 +194,18 @@ func TestReadersFollowStreamsTheIndexerMoves(t *testing.T) {
 	if n, named := namedCount(t, s); n == 0 || named == 0 {
 		t.Fatalf("no merge happened: names bucket %d, named %d", n, named)
 	}
+	// Each merge folded the runs no larger than itself, so every run is larger than the next.
+	var runs []uint64
+	if err := s.view(func(tx *bolt.Tx) error { runs = nameRuns(tx.Bucket(bucketNames)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(runs); i++ {
+		lo := uint64(0)
+		if i > 1 {
+			lo = runs[i-2]
+		}
+		if runs[i]-runs[i-1] >= runs[i-1]-lo {
+			t.Fatalf("runs %v: run %d is no smaller than the one before it", runs, i)
+		}
+	}
 }
