@@ -103,6 +103,7 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 		}
 	}
 	nextFresh()
+	var prev []byte
 	for {
 		least := -1 // index into sources; len(sources) for the fresh names
 		var k []byte
@@ -111,15 +112,17 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 				least, k = i, sk
 			}
 		}
-		if freshKey != nil && (k == nil || bytes.Compare(freshKey, k) <= 0) {
-			if k != nil && bytes.Equal(freshKey, k) {
-				return fmt.Errorf("%w: stream %q is named twice", ErrBadRecord, k)
-			}
+		if freshKey != nil && (k == nil || bytes.Compare(freshKey, k) < 0) {
 			least, k = len(sources), freshKey
 		}
 		if least < 0 {
 			break
 		}
+		// Keys come out in order, so a name in two places comes out twice in a row.
+		if prev != nil && bytes.Equal(prev, k) {
+			return fmt.Errorf("%w: stream %q is named twice", ErrBadRecord, k)
+		}
+		prev = k
 		var v []byte
 		if least == len(sources) {
 			v = binary.BigEndian.AppendUint64(alloc(8), fresh[0].no)
