@@ -120,3 +120,69 @@ func TestWriteRun(t *testing.T) {
 		t.Fatalf("merging a name twice: %v, want ErrBadRecord", err)
 	}
 }
+
+// TestFormat4IndexIsRebuilt: an index of format 4 keeps its names in the names bucket itself,
+// where this version's lookups, which search runs, would not find them. Open must rebuild it.
+func TestFormat4IndexIsRebuilt(t *testing.T) {
+	opts := testOptions()
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		mustAppend(t, s, key("order", fmt.Sprintf("o%d", i)), ev("was_placed", i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the index as format 4 had it: every name directly in the names bucket.
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		names := tx.Bucket(bucketNames)
+		var flat [][2][]byte
+		for _, hi := range nameRuns(names) {
+			names.Bucket(u64Key(hi)).ForEach(func(k, v []byte) error {
+				flat = append(flat, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
+				return nil
+			})
+			if err := names.DeleteBucket(u64Key(hi)); err != nil {
+				return err
+			}
+		}
+		if len(flat) == 0 {
+			return errors.New("no merged name to move")
+		}
+		for _, kv := range flat {
+			if err := names.Put(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(metaFormatKey, u64Key(4))
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+
+	s, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		if n := mustLength(t, s, key("order", fmt.Sprintf("o%d", i))); n != 1 {
+			t.Fatalf("o%d after the rebuild: length %d, want 1", i, n)
+		}
+	}
+	if ids, err := s.List("order", "", 10); err != nil || len(ids) != 8 {
+		t.Fatalf("list after the rebuild: %v %v", ids, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(dir, opts); err != nil {
+		t.Fatalf("check after the rebuild: %v", err)
+	}
+}
