@@ -58,11 +58,7 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 	}
 
 	// An index that disagrees with the log is still reported.
-	db, err := bolt.Open(index, 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateIndex(t, dir, func(tx *bolt.Tx) error {
 		k, v := tx.Bucket(bucketHeads).Cursor().First()
 		if k == nil {
 			return errors.New("no stream head to tamper with")
@@ -71,9 +67,6 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 		tampered[0] ^= 0xff
 		return tx.Bucket(bucketHeads).Put(append([]byte(nil), k...), tampered)
 	})
-	if cerr := db.Close(); err != nil || cerr != nil {
-		t.Fatal(err, cerr)
-	}
 	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
 		t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)
 	}
@@ -119,11 +112,7 @@ func TestCheckFindsMisplacedNames(t *testing.T) {
 			if err := Check(dir, opts); err != nil {
 				t.Fatalf("check before tampering: %v", err)
 			}
-			db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = db.Update(func(tx *bolt.Tx) error {
+			updateIndex(t, dir, func(tx *bolt.Tx) error {
 				names := tx.Bucket(bucketNames)
 				runs := nameRuns(names)
 				if len(runs) != 2 {
@@ -131,9 +120,6 @@ func TestCheckFindsMisplacedNames(t *testing.T) {
 				}
 				return c.tamper(names.Bucket(u64Key(runs[0])), names.Bucket(u64Key(runs[1])))
 			})
-			if cerr := db.Close(); err != nil || cerr != nil {
-				t.Fatal(err, cerr)
-			}
 			if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
 				t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)
 			}

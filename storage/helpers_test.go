@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // openChecked opens a store in a fresh directory and, when the test ends, closes it and checks
@@ -27,6 +30,19 @@ func openChecked(t testing.TB, opts Options) (*Store, string) {
 		}
 	})
 	return s, dir
+}
+
+// updateIndex applies fn in one transaction to the index of the closed store in dir.
+func updateIndex(t testing.TB, dir string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(fn)
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
 }
 
 func testOptions() Options {

@@ -137,11 +137,7 @@ func TestFormat4IndexIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewrite the index as format 4 had it: every name directly in the names bucket.
-	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateIndex(t, dir, func(tx *bolt.Tx) error {
 		names := tx.Bucket(bucketNames)
 		var flat [][2][]byte
 		for _, hi := range nameRuns(names) {
@@ -163,9 +159,6 @@ func TestFormat4IndexIsRebuilt(t *testing.T) {
 		}
 		return tx.Bucket(bucketMeta).Put(metaFormatKey, u64Key(4))
 	})
-	if cerr := db.Close(); err != nil || cerr != nil {
-		t.Fatal(err, cerr)
-	}
 
 	s, err = Open(dir, opts)
 	if err != nil {

@@ -333,19 +333,12 @@ func TestOlderIndexFormatIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Format 1 recorded no format and listed ids in a bucket of their own.
-	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateIndex(t, dir, func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucket([]byte("types")); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Delete(metaFormatKey)
 	})
-	if cerr := db.Close(); err != nil || cerr != nil {
-		t.Fatal(err, cerr)
-	}
 	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) || !strings.Contains(err.Error(), "format 1") {
 		t.Fatalf("check of a format-1 index: got %v, want ErrIndexMismatch naming format 1", err)
 	}
@@ -367,7 +360,7 @@ func TestOlderIndexFormatIsRebuilt(t *testing.T) {
 	if err := Check(dir, opts); err != nil {
 		t.Fatal(err)
 	}
-	db, err = bolt.Open(filepath.Join(dir, "index.db"), 0o644, &bolt.Options{ReadOnly: true})
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
