@@ -13,9 +13,9 @@ import (
 // soon as Commit returns while the index is written in batches behind it.
 //
 // It holds records in generations: the publisher adds each record to the newest one, and the
-// indexer writes the oldest one in one bbolt transaction, then drops it whole. A generation takes
-// no more records once the indexer has taken it or it is full (it is sealed), and the next record
-// starts a new one. Dropping a generation forgets its versions at once, where removing them record
+// indexer writes the oldest ones in one bbolt transaction (one, or more if it is behind), then
+// drops them whole. A generation takes no more records once the indexer has taken it or it is
+// full (it is sealed), and the next record starts a new one. Dropping a generation forgets its versions at once, where removing them record
 // by record, each looked up in maps of every stream and key in flight, took about a fifth of the
 // indexer's time.
 //
@@ -36,7 +36,7 @@ type overlay struct {
 	held atomic.Int64
 }
 
-// ovGen is one generation: the records of one index transaction.
+// ovGen is one generation: records that go into one index transaction together.
 type ovGen struct {
 	streams map[StreamKey]*ovStream
 	records window[wal.Pos] // by lsn
@@ -165,27 +165,37 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 	}
 }
 
-// take seals the oldest generation and returns it to the indexer, or nil if the overlay holds no
-// record. The generation stays readable until drop.
-func (o *overlay) take() *ovGen {
+// take seals the oldest generations and returns them to the indexer, oldest first, for one
+// transaction: as many as put at most maxEntries index entries together, and at least one. It
+// returns nil if the overlay holds no record. The generations stay readable until drop.
+func (o *overlay) take(maxEntries int) []*ovGen {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.gens) == 0 || len(o.gens[0].batch) == 0 {
 		return nil
 	}
-	o.gens[0].sealed = true
-	return o.gens[0]
+	n, entries := 1, o.gens[0].puts
+	for n < len(o.gens) && len(o.gens[n].batch) > 0 && entries+o.gens[n].puts <= maxEntries {
+		entries += o.gens[n].puts
+		n++
+	}
+	for _, g := range o.gens[:n] {
+		g.sealed = true
+	}
+	return slices.Clone(o.gens[:n])
 }
 
-// drop forgets g, the oldest generation, once bbolt holds its records, and reports whether the
-// next one is a full batch already.
-func (o *overlay) drop(g *ovGen) (fullNext bool) {
+// drop forgets gens, the oldest generations, once bbolt holds their records, and reports whether
+// the next one is a full batch already.
+func (o *overlay) drop(gens []*ovGen) (fullNext bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.gens) > 0 && o.gens[0] == g {
-		o.gens[0] = nil
-		o.gens = o.gens[1:]
-		o.held.Add(-int64(g.puts))
+	for _, g := range gens {
+		if len(o.gens) > 0 && o.gens[0] == g {
+			o.gens[0] = nil
+			o.gens = o.gens[1:]
+			o.held.Add(-int64(g.puts))
+		}
 	}
 	return len(o.gens) > 0 && o.gens[0].full()
 }

@@ -3,9 +3,12 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // holdIndexer keeps the indexer from writing to bbolt until release is called. A test that fails
@@ -126,6 +129,99 @@ func TestOverlayGenerationFullByEntries(t *testing.T) {
 		if lsn > indexBatch {
 			t.Fatalf("the generation holds %d records and is not full", lsn)
 		}
+	}
+}
+
+// TestOverlayTakesGenerationsForOneTransaction gives take overlays of generations of various
+// sizes: it hands over the oldest ones that fit the bound together, at least one, and seals
+// exactly those; drop forgets them and says whether the next one is full.
+func TestOverlayTakesGenerationsForOneTransaction(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		puts     []int // entries of each generation, oldest first
+		max      int
+		taken    int
+		fullNext bool
+	}{
+		{"empty overlay", nil, 100, 0, false},
+		{"one generation", []int{10}, 100, 1, false},
+		{"several fit", []int{60, 30, 20}, 100, 2, false},
+		{"all fit", []int{60, 30, 10}, 100, 3, false},
+		{"the oldest alone is over the bound", []int{150, 10}, 100, 1, false},
+		{"a full one left behind", []int{indexBatch, indexBatch}, indexBatch, 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := newOverlay()
+			for _, n := range c.puts {
+				o.gens = append(o.gens, &ovGen{batch: []*applied{{}}, puts: n})
+				o.held.Add(int64(n))
+			}
+			all := slices.Clone(o.gens)
+			gens := o.take(c.max)
+			if len(gens) != c.taken {
+				t.Fatalf("took %d generations, want %d", len(gens), c.taken)
+			}
+			for i, g := range all {
+				if g.sealed != (i < c.taken) {
+					t.Errorf("generation %d sealed: %v", i, g.sealed)
+				}
+			}
+			if c.taken == 0 {
+				return
+			}
+			if fullNext := o.drop(gens); fullNext != c.fullNext {
+				t.Errorf("drop reported a full next generation: %v", fullNext)
+			}
+			left := 0
+			for _, n := range c.puts[c.taken:] {
+				left += n
+			}
+			if len(o.gens) != len(c.puts)-c.taken || o.held.Load() != int64(left) {
+				t.Errorf("after drop: %d generations holding %d entries, want %d holding %d", len(o.gens), o.held.Load(), len(c.puts)-c.taken, left)
+			}
+		})
+	}
+}
+
+// TestIndexerWritesPendingGenerationsTogether holds the indexer while records worth three full
+// generations commit: once released, it writes them in at most two transactions (the first may
+// be a generation it took before it was held), not one transaction each.
+func TestIndexerWritesPendingGenerationsTogether(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	txID := func() (id int) {
+		t.Helper()
+		if err := s.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	indexAll(t, s)
+	before := txID()
+	release := holdIndexer(t, s)
+	const records, putsEach = 12, 20_000
+	for r := range records {
+		rec := &Record{}
+		for i := range putsEach {
+			rec.Puts = append(rec.Puts, Put{Space: "sp", Key: fmt.Sprintf("%02d-%05d", r, i)})
+		}
+		if _, err := s.Commit(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ov.mu.RLock()
+	gens := len(s.ov.gens)
+	s.ov.mu.RUnlock()
+	if gens < 3 {
+		t.Fatalf("the overlay holds %d generations, want at least 3", gens)
+	}
+	release()
+	indexAll(t, s)
+	if n := txID() - before; n > 2 {
+		t.Errorf("the indexer wrote %d generations in %d transactions, want at most 2", gens, n)
+	}
+	n := 0
+	if err := s.Scan("sp", "", func(string, []byte) error { n++; return nil }); err != nil || n != records*putsEach {
+		t.Fatalf("scan found %d keys (%v), want %d", n, err, records*putsEach)
 	}
 }
 
