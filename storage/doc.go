@@ -60,13 +60,13 @@
 // batches (up to 65,536 entries, counting a record's positions, its events and its space keys;
 // after each transaction it pauses twice as long as the transaction took, from 300 ms to 1 s,
 // unless a full batch is waiting or a reader waits for the index), one transaction per batch with
-// the applied watermark in it, or per four batches when that many are waiting, and until then
-// reads find them in an in-memory overlay (overlay.go: one generation per batch, dropped whole
-// once bbolt holds it). Spacing the transactions
-// keeps bbolt's page rewrites and fsyncs from crowding the log's fsyncs, and lets a batch share the
-// pages it touches; a transaction also puts its keys in key order. Once the overlay holds 16
-// batches' worth of entries, a commit waits for the indexer before it is written, so a write load
-// the indexer cannot keep up with slows writers down instead of growing memory without bound.
+// the applied watermark in it (one for all the waiting batches, up to four, when it is behind), and
+// until then reads find them in an in-memory overlay (overlay.go: one generation per batch, dropped
+// whole once bbolt holds it). Spacing the transactions keeps bbolt's page rewrites and fsyncs from
+// crowding the log's fsyncs, and lets a batch share the pages it touches; a transaction also puts
+// its keys in key order. Once the overlay holds 16 batches' worth of entries, a commit waits for
+// the indexer before it is written, so a write load the indexer cannot keep up with slows writers
+// down instead of growing memory without bound.
 // Snapshots are never fsynced; a torn one reads as absent.
 //
 // # Recovery

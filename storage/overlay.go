@@ -14,10 +14,10 @@ import (
 //
 // It holds records in generations: the publisher adds each record to the newest one, and the
 // indexer writes the oldest ones in one bbolt transaction (one, or more if it is behind), then
-// drops them whole. A generation takes no more records once the indexer has taken it or it is
-// full (it is sealed), and the next record starts a new one. Dropping a generation forgets its versions at once, where removing them record
-// by record, each looked up in maps of every stream and key in flight, took about a fifth of the
-// indexer's time.
+// drops them whole. A generation takes no more records once the indexer has taken it or it is full
+// (it is sealed), and the next record starts a new one. Dropping a generation forgets its versions
+// at once, where removing them record by record, each looked up in maps of every stream and key in
+// flight, took about a fifth of the indexer's time.
 //
 // A reader copies what it needs from the overlay first and reads bbolt second; for each key it
 // keeps the version written by the larger lsn. Within the overlay the newest generation that has

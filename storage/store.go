@@ -688,12 +688,12 @@ func (s *Store) indexer() {
 	}
 }
 
-// indexPending writes the overlay's generations to bbolt, oldest first, in transactions of as
-// many as indexTxMax allows. Unless all is set, it stops after a transaction unless the next
-// generation is a full batch already: under a steady load, writing generation after generation
-// back to back would make one small transaction after another (as many records as arrive during
-// one transaction), each rewriting the pages it touches, and the pause would never come. Everything the overlay holds
-// when it starts is written either way.
+// indexPending writes the overlay's generations to bbolt, oldest first, in transactions of as many
+// as indexTxMax allows. Unless all is set, it stops after a transaction unless the next generation
+// is a full batch already: under a steady load, writing generation after generation back to back
+// would make one small transaction after another (as many records as arrive during one
+// transaction), each rewriting the pages it touches, and the pause would never come. Everything the
+// overlay holds when it starts is written either way.
 func (s *Store) indexPending(all bool) {
 	for s.failure() == nil {
 		gens := s.ov.take(indexTxMax)
