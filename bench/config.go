@@ -21,6 +21,9 @@ type Config struct {
 	BatchSizes []int
 	// MapItems is the number of items, hence implied events, per order.
 	MapItems int
+	// MapCatalog is the number of inventory streams the catalog variant of the map scenario draws
+	// its items from (at least MapItems); 0 leaves the variant out.
+	MapCatalog int
 	// ReadSizes are the aggregate lengths of the read scenarios.
 	ReadSizes []int
 	// StartupEvents are the log sizes of the crash-startup scenarios.
@@ -53,7 +56,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Runs: 5, Duration: 3 * time.Second, WriteConns: []int{1, 16, 64, 256}, Conns: 16,
-		BatchSizes: []int{10, 100}, MapItems: 10, ReadSizes: []int{10, 100, 1000, 10000},
+		BatchSizes: []int{10, 100}, MapItems: 10, MapCatalog: 10_000, ReadSizes: []int{10, 100, 1000, 10000},
 		StartupEvents: []int{1_000_000, 10_000_000}, MemoryStreams: 1_000_000, FsyncProbes: 1000,
 		QuietIdle: 0.9, Peers: []string{"redis", "postgres"},
 	}
@@ -67,6 +70,7 @@ func QuickConfig() Config {
 	c.Duration = 300 * time.Millisecond
 	c.StartupEvents = []int{10_000, 100_000}
 	c.MemoryStreams = 10_000
+	c.MapCatalog = 1_000
 	c.FsyncProbes = 100
 	return c
 }

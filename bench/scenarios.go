@@ -90,6 +90,14 @@ func (s *Suite) scenarios() []scenario {
 			}, nil)}, nil
 		},
 	})
+	if c.MapCatalog > 0 && c.MapCatalog >= c.MapItems {
+		out = append(out, scenario{
+			Name: fmt.Sprintf("map/items=%d/catalog=%d", c.MapItems, c.MapCatalog), Title: fmt.Sprintf("Writes with a map implication (%d items of a catalog of %d), %d connections", c.MapItems, c.MapCatalog, c.Conns),
+			Measures: fmt.Sprintf("an order whose %d items are drawn at random from %d inventory streams that exist before the runs (the docs' inventory example): %d events per request, %d of them appended to existing streams, atomically (peers: the same writes in one transaction; PostgreSQL places an order again when it loses a race for an inventory stream's next version)", c.MapItems, c.MapCatalog, c.MapItems+1, c.MapItems),
+			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite,
+			plan: planCatalogOrders,
+		})
+	}
 	out = append(out, scenario{
 		Name: fmt.Sprintf("occ/conns=%d", c.Conns), Title: fmt.Sprintf("OCC contention on one hot aggregate, %d connections", c.Conns),
 		Measures: "every connection appends to the same aggregate with the length it last saw; on a conflict it re-reads the length and retries. events/s counts successful writes, latency includes retries",
@@ -181,6 +189,51 @@ func plural(n int, noun string) string {
 func appendRetrying(c Conn, id string, seq uint64) error {
 	for {
 		err := c.Append("item", id, []Event{{Type: "had_note_added", Data: payload(seq)}}, -1)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+}
+
+// planCatalogOrders gives every SKU of a new catalog its inventory stream, with orders of
+// MapItems SKUs in catalog order, and measures orders of distinct SKUs drawn from it.
+func planCatalogOrders(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
+	c := s.cfg
+	catalog := make([]string, c.MapCatalog)
+	for i := range catalog {
+		catalog[i] = NewID()
+	}
+	orders := (len(catalog) + c.MapItems - 1) / c.MapItems
+	if _, err := fill(ctx, sys, c.Conns, uint64(orders), func(cn Conn, _ int, seq uint64) error {
+		lo := int(seq) * c.MapItems
+		return placeOrderRetrying(cn, catalog[lo:min(lo+c.MapItems, len(catalog))])
+	}); err != nil {
+		return nil, err
+	}
+	return []*measurement{newMeasurement(sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
+		return placeOrderRetrying(cn, pickDistinct(catalog, c.MapItems))
+	}, nil)}, nil
+}
+
+// pickDistinct returns n distinct ids of ids, drawn at random: an order names an SKU once (in
+// PostgreSQL, two rows of one statement for the same stream would take the same version).
+func pickDistinct(ids []string, n int) []string {
+	out := make([]string, 0, n)
+	for len(out) < n {
+		if id := pick(ids); !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// placeOrderRetrying places an order, again if the system refused it because of a racing
+// writer (PostgreSQL's (stream, version) key, when two orders take an inventory stream's next
+// version at once).
+func placeOrderRetrying(c Conn, skus []string) error {
+	id := NewID()
+	for {
+		err := c.PlaceOrder(id, skus)
 		if !errors.Is(err, ErrConflict) {
 			return err
 		}

@@ -118,7 +118,7 @@ func TestWaitQuietReturnsOnceIdleEnough(t *testing.T) {
 	}
 }
 
-// The map scenario prices an order in plain writes at the same connection count, when the suite
+// The map scenarios price an order in plain writes at the same connection count, when the suite
 // runs one.
 func TestMapScenarioAgainstPlainWrite(t *testing.T) {
 	for _, c := range []struct {
@@ -129,14 +129,51 @@ func TestMapScenarioAgainstPlainWrite(t *testing.T) {
 		{[]int{1, 64}, nil},
 	} {
 		cfg := DefaultConfig()
-		cfg.WriteConns, cfg.Conns, cfg.MapItems = c.writeConns, 16, 10
+		cfg.WriteConns, cfg.Conns, cfg.MapItems, cfg.MapCatalog = c.writeConns, 16, 10, 10_000
 		scs := (&Suite{cfg: cfg}).scenarios()
-		i := slices.IndexFunc(scs, func(sc scenario) bool { return sc.Name == "map/items=10" })
-		if i < 0 {
-			t.Fatal("no map/items=10 scenario")
+		for _, name := range []string{"map/items=10", "map/items=10/catalog=10000"} {
+			i := slices.IndexFunc(scs, func(sc scenario) bool { return sc.Name == name })
+			if i < 0 {
+				t.Fatalf("no %s scenario", name)
+			}
+			if got := scs[i].against; !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%s, write conns %v: against %+v, want %+v", name, c.writeConns, got, c.want)
+			}
 		}
-		if got := scs[i].against; !reflect.DeepEqual(got, c.want) {
-			t.Errorf("write conns %v: against %+v, want %+v", c.writeConns, got, c.want)
+	}
+}
+
+// The catalog variant runs only with a catalog that has room for an order's distinct items.
+func TestCatalogScenarioNeedsACatalog(t *testing.T) {
+	for _, c := range []struct {
+		catalog int
+		want    bool
+	}{{0, false}, {9, false}, {10, true}, {10_000, true}} {
+		cfg := DefaultConfig()
+		cfg.MapItems, cfg.MapCatalog = 10, c.catalog
+		scs := (&Suite{cfg: cfg}).scenarios()
+		got := slices.ContainsFunc(scs, func(sc scenario) bool { return strings.HasPrefix(sc.Name, "map/items=10/catalog=") })
+		if got != c.want {
+			t.Errorf("catalog of %d: scenario present %v, want %v", c.catalog, got, c.want)
+		}
+	}
+}
+
+func TestPickDistinct(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	for _, n := range []int{1, 3, len(ids)} {
+		for range 100 {
+			got := pickDistinct(ids, n)
+			seen := map[string]bool{}
+			for _, id := range got {
+				if seen[id] || !slices.Contains(ids, id) {
+					t.Fatalf("pickDistinct(%d) = %v: not %d distinct ids of the list", n, got, n)
+				}
+				seen[id] = true
+			}
+			if len(got) != n {
+				t.Fatalf("pickDistinct(%d) returned %d ids", n, len(got))
+			}
 		}
 	}
 }
