@@ -651,12 +651,12 @@ const (
 	// each: appends to streams written before (an order's items reserving stock on existing
 	// inventory streams, say) land on pages all over the heads and events buckets, and a
 	// transaction rewrites each page it touches once, however many of its entries land there.
-	// Orders of ten items drawn from 10,000 existing inventory streams, 16 connections (bench/'s
-	// map scenario with a fixed catalog; three alternated runs of five): one generation per
-	// transaction kept the indexer busy back to back, each transaction of about 2,970 orders
-	// rewriting about 22,000 pages in 0.5 s, for 65,100 events/s; up to four, 78,600. Orders to
-	// new streams (the scenario as it is): 83,600 and 88,800 events/s; single-event writes
-	// unchanged; peak memory 1.5 to 1.8 GB either way. Four generations stay well below the
+	// Orders of ten items drawn from 10,000 inventory streams, 16 connections (bench/'s
+	// map/items=10 with its SKUs drawn from a fixed catalog, as map/items=10/catalog=10000 now
+	// does; three alternated runs of five): one generation per transaction kept the indexer busy
+	// back to back, each transaction of about 2,970 orders rewriting about 22,000 pages in 0.5 s,
+	// for 65,100 events/s; up to four, 78,600. Orders to new streams (map/items=10): 83,600 and
+	// 88,800 events/s; single-event writes unchanged; peak memory 1.5 to 1.8 GB either way. Four generations stay well below the
 	// transactions of gigabytes that counting records made (indexBatch).
 	indexTxMax    = 4 * indexBatch
 	indexPauseMin = 300 * time.Millisecond
