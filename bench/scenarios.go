@@ -187,12 +187,26 @@ func plural(n int, noun string) string {
 // appendRetrying appends one event without knowing the length; a system whose OCC refused it
 // because of a racing writer is asked again.
 func appendRetrying(c Conn, id string, seq uint64) error {
-	for {
-		err := c.Append("item", id, []Event{{Type: "had_note_added", Data: payload(seq)}}, -1)
-		if !errors.Is(err, ErrConflict) {
+	return retryRaces(func() error {
+		return c.Append("item", id, []Event{{Type: "had_note_added", Data: payload(seq)}}, -1)
+	})
+}
+
+// raceRetries bounds how often retryRaces asks again. A refusal for a race is rare and the next
+// attempt almost always goes through; a system that keeps refusing is broken, and its run should
+// fail rather than hang.
+const raceRetries = 100
+
+// retryRaces calls write until it returns anything but ErrConflict, at most raceRetries times;
+// the last refusal, if every attempt was refused, is returned with the count.
+func retryRaces(write func() error) error {
+	var err error
+	for range raceRetries {
+		if err = write(); !errors.Is(err, ErrConflict) {
 			return err
 		}
 	}
+	return fmt.Errorf("refused %d times in a row: %w", raceRetries, err)
 }
 
 // planCatalogOrders gives every SKU of a new catalog its inventory stream, with orders of
@@ -232,12 +246,7 @@ func pickDistinct(ids []string, n int) []string {
 // version at once).
 func placeOrderRetrying(c Conn, skus []string) error {
 	id := NewID()
-	for {
-		err := c.PlaceOrder(id, skus)
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-	}
+	return retryRaces(func() error { return c.PlaceOrder(id, skus) })
 }
 
 func planOCC(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {

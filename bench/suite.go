@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -207,7 +208,8 @@ func summary(m Sample, cols []string) string {
 func failed(system, note string, err error) Row {
 	msg := err.Error()
 	if errors.Is(err, ErrConflict) {
-		msg = "unexpected conflict (HTTP 409 / OCC refusal)"
+		// Keep what wrapped the refusal (how often it was retried, say).
+		msg = strings.Replace(msg, ErrConflict.Error(), "unexpected conflict (HTTP 409 / OCC refusal)", 1)
 	}
 	return Row{System: system, Note: note, Failure: msg}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -173,6 +174,44 @@ func TestPickDistinct(t *testing.T) {
 			}
 			if len(got) != n {
 				t.Fatalf("pickDistinct(%d) returned %d ids", n, len(got))
+			}
+		}
+	}
+}
+
+// A refusal for a race is asked again; a system that keeps refusing fails its run, with the
+// count, instead of hanging it.
+func TestRetryRaces(t *testing.T) {
+	other := errors.New("connection reset")
+	cases := []struct {
+		name      string
+		refusals  int   // attempts refused before the outcome
+		outcome   error // what the attempt after the refusals returns
+		wantCalls int
+		wantErr   error
+	}{
+		{"accepted at once", 0, nil, 1, nil},
+		{"accepted after a race", 1, nil, 2, nil},
+		{"accepted at the last attempt", raceRetries - 1, nil, raceRetries, nil},
+		{"another error is not retried", 0, other, 1, other},
+		{"refused for good", raceRetries, nil, raceRetries, ErrConflict},
+	}
+	for _, c := range cases {
+		calls := 0
+		err := retryRaces(func() error {
+			calls++
+			if calls <= c.refusals {
+				return ErrConflict
+			}
+			return c.outcome
+		})
+		if calls != c.wantCalls || !errors.Is(err, c.wantErr) || (c.wantErr == nil) != (err == nil) {
+			t.Errorf("%s: %d calls, err %v; want %d calls, err %v", c.name, calls, err, c.wantCalls, c.wantErr)
+		}
+		if c.wantErr == ErrConflict {
+			got := failed("j17", "", err).Failure
+			if !strings.Contains(got, "unexpected conflict") || !strings.Contains(got, fmt.Sprintf("refused %d times", raceRetries)) {
+				t.Errorf("%s: the failed row says %q", c.name, got)
 			}
 		}
 	}
