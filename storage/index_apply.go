@@ -232,8 +232,9 @@ func (x *indexTx) mergeNames() error {
 	if n == 0 || !mergeDue(n, x.wm.named, x.mergeMin) {
 		return nil
 	}
-	all := slices.Clone(x.newNames)
+	all := x.newNames
 	if x.recent != nil {
+		// Appending past newNames' length leaves newNames as it is, for committed.
 		all = x.recent.entries(all)
 	}
 	// No stream is numbered twice, so no two names share a key.
