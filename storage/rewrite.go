@@ -297,6 +297,12 @@ func (s *Store) carry(x uint64) (uint64, error) {
 	}
 	p := &prepared{rec: c}
 	p.encode()
+	// A job carries its records one after another and waits for the index only once they are
+	// all written (runJob): a rewrite of a stream spread over many records would otherwise pile
+	// its carries up in the overlay without bound.
+	if err := s.awaitIndexRoom(); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	if err := s.failure(); err != nil {
 		s.mu.Unlock()

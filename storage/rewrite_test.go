@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -159,4 +162,75 @@ func TestRewriteSurvivesReopen(t *testing.T) {
 			t.Fatalf("event %d differs after index rebuild", i+1)
 		}
 	}
+}
+
+// TestCarriesWaitForIndexRoom rewrites a stream whose 20 records each hold an event of another
+// stream too, with an overlay bound that three carries reach: the job carries the other stream's
+// events one record after another and waits for the index only at the end, so without a check
+// of the bound before each carry they would pile up in the overlay past it. The store says in
+// its log that commits wait for the index writer, and the other stream keeps its events.
+func TestCarriesWaitForIndexRoom(t *testing.T) {
+	logs := &lockedBuffer{}
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	// A record of both streams puts a position and two events; a carry, a position and one
+	// event.
+	opts.overlayMaxEntries = 4
+	s, _ := openChecked(t, opts)
+	alice, bob := key("user", "alice"), key("user", "bob")
+	for i := range 20 {
+		_, err := s.Commit(&Record{Appends: []Append{
+			{Stream: alice, Expect: Expect{Kind: Skip}, Events: []NewEvent{ev("had_email_updated", map[string]any{"email": secret, "i": i})}},
+			{Stream: bob, Expect: Expect{Kind: Skip}, Events: []NewEvent{ev("had_name_updated", map[string]any{"i": i})}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Empty the overlay, so that only the carries can reach the bound.
+		s.mu.Lock()
+		last := s.mu.lsn
+		s.mu.Unlock()
+		if err := s.flush(last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const waiting = "commits wait for the index writer"
+	if strings.Contains(logs.String(), waiting) {
+		t.Fatalf("a write before the rewrite waited for the index writer:\n%s", logs)
+	}
+	bobBefore := allEvents(t, s, bob)
+
+	if _, err := s.Rewrite(alice, tombstone); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), waiting) {
+		t.Fatalf("20 carries went past an overlay bound of %d entries without waiting; log:\n%s", opts.overlayMaxEntries, logs)
+	}
+	got := allEvents(t, s, bob)
+	if len(got) != len(bobBefore) {
+		t.Fatalf("%s has %d events after the rewrite, want %d", bob, len(got), len(bobBefore))
+	}
+	for i := range got {
+		if dataOf(got[i]) != dataOf(bobBefore[i]) || got[i].Hash != bobBefore[i].Hash {
+			t.Fatalf("%s event %d changed by the rewrite of %s", bob, i+1, alice)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that the store's goroutines may log to while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -782,8 +782,8 @@ func (s *Store) awaitIndexer(done func() bool) error {
 // fsync, an earlier indexer fell ten seconds behind and the process peaked at 6.9 GB.
 const overlayMaxEntries = 16 * indexBatch
 
-// awaitIndexRoom holds a commit back while the overlay holds overlayMaxEntries or more, until the
-// indexer has written enough of it to bbolt, or returns the store's failure.
+// awaitIndexRoom holds a commit (or a carry) back while the overlay holds overlayMaxEntries or
+// more, until the indexer has written enough of it to bbolt, or returns the store's failure.
 func (s *Store) awaitIndexRoom() error {
 	limit := s.opts.overlayMax()
 	if !s.ov.crowded(limit) {
