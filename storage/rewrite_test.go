@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -170,9 +169,22 @@ func TestRewriteSurvivesReopen(t *testing.T) {
 // of the bound before each carry they would pile up in the overlay past it. The store says in
 // its log that commits wait for the index writer, and the other stream keeps its events.
 func TestCarriesWaitForIndexRoom(t *testing.T) {
-	logs := &lockedBuffer{}
+	// The store logs from its own goroutines; a file takes their writes as they come.
+	logPath := filepath.Join(t.TempDir(), "store.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	logged := func() string {
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 	opts := testOptions()
-	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	opts.Logger = slog.New(slog.NewTextHandler(logFile, nil))
 	// A record of both streams puts a position and two events; a carry, a position and one
 	// event.
 	opts.overlayMaxEntries = 4
@@ -195,16 +207,16 @@ func TestCarriesWaitForIndexRoom(t *testing.T) {
 		}
 	}
 	const waiting = "commits wait for the index writer"
-	if strings.Contains(logs.String(), waiting) {
-		t.Fatalf("a write before the rewrite waited for the index writer:\n%s", logs)
+	if log := logged(); strings.Contains(log, waiting) {
+		t.Fatalf("a write before the rewrite waited for the index writer:\n%s", log)
 	}
 	bobBefore := allEvents(t, s, bob)
 
 	if _, err := s.Rewrite(alice, tombstone); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), waiting) {
-		t.Fatalf("20 carries went past an overlay bound of %d entries without waiting; log:\n%s", opts.overlayMaxEntries, logs)
+	if log := logged(); !strings.Contains(log, waiting) {
+		t.Fatalf("20 carries went past an overlay bound of %d entries without waiting; log:\n%s", opts.overlayMaxEntries, log)
 	}
 	got := allEvents(t, s, bob)
 	if len(got) != len(bobBefore) {
@@ -215,22 +227,4 @@ func TestCarriesWaitForIndexRoom(t *testing.T) {
 			t.Fatalf("%s event %d changed by the rewrite of %s", bob, i+1, alice)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that the store's goroutines may log to while a test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
