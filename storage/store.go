@@ -656,7 +656,9 @@ const (
 	// does; three alternated runs of five): one generation per transaction kept the indexer busy
 	// back to back, each transaction of about 2,970 orders rewriting about 22,000 pages in 0.5 s,
 	// for 65,100 events/s; up to four, 78,600. Orders to new streams (map/items=10): 83,600 and
-	// 88,800 events/s; single-event writes unchanged; peak memory 1.5 to 1.8 GB either way. Four generations stay well below the
+	// 88,800 events/s; single-event writes unchanged; peak memory 1.5 to 1.8 GB either way. Eight
+	// or sixteen did no better over the catalog (61,800 to 68,000 events/s against 61,800 to
+	// 64,300 at four, alternated runs on a slower day). Four generations stay well below the
 	// transactions of gigabytes that counting records made (indexBatch).
 	indexTxMax    = 4 * indexBatch
 	indexPauseMin = 300 * time.Millisecond
