@@ -46,6 +46,9 @@ section "A write with a 10-item map implication beside a plain write" \
 section "The storage part of that write: a record of one event beside one that also writes ten streams" \
 	"recorded: the share of the ratio above that the commit alone accounts for" \
 	go test -run '^$' -bench '^BenchmarkCommitFanout$' -benchtime "$benchtime" ./storage/
+section "Merging the names of 3.1 million new streams into the index, 131,072 at a time" \
+	"recorded: the indexer's merges of new names, the index bytes a name takes, a lookup" \
+	go test -run '^$' -bench '^BenchmarkNamesMerge$' -benchtime 1x ./storage/
 section "The filter of known streams that spares a commit to a new stream its index search" \
 	"recorded: false positives (each one a search of the index under the commit lock), memory and lookup cost at 1 to 100 million streams" \
 	go test -run '^$' -bench '^BenchmarkKnownStreams$' -benchtime "$benchtime" ./storage/

@@ -319,6 +319,71 @@ func dirSize(b *testing.B, path string) int64 {
 	return n
 }
 
+// BenchmarkNamesMerge merges the names of 3.1 million new streams (UUID ids) into the names
+// bucket, 131,072 at a time as the indexer does once that many have gathered, and then looks up
+// one in 64 of them. It reports the merges' time, the index bytes a name takes and a lookup's
+// time: the merges' cost is what the names bucket's layout (name_runs.go, name_chunks.go) is for.
+func BenchmarkNamesMerge(b *testing.B) {
+	const merges, size = 24, 1 << 17
+	uuid := func(r *rand.Rand) string {
+		return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xffff, r.Uint32()&0xffff, r.Uint64()&0xffffffffffff)
+	}
+	alloc := func(n int) []byte { return make([]byte, 0, n) }
+	for b.Loop() {
+		db, err := bolt.Open(filepath.Join(b.TempDir(), "index.db"), 0o600, boltOptions(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(createBuckets); err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		var probes [][]byte
+		var named uint64
+		var merging time.Duration
+		for range merges {
+			fresh := make([]nameEntry, size)
+			for i := range fresh {
+				fresh[i] = nameEntry{key("order_item", uuid(r)), named + uint64(i) + 1}
+				if i%64 == 0 {
+					probes = append(probes, streamKeyBytes(nil, fresh[i].key))
+				}
+			}
+			sorted := sortNames(fresh)
+			start := time.Now()
+			err := db.Update(func(tx *bolt.Tx) error {
+				return writeRun(tx.Bucket(bucketNames), sorted, named, named+size, alloc)
+			})
+			merging += time.Since(start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			named += size
+		}
+		var used int
+		start := time.Now()
+		err = db.View(func(tx *bolt.Tx) error {
+			names := tx.Bucket(bucketNames)
+			for _, p := range probes {
+				if lookupName(names, p) == 0 {
+					return fmt.Errorf("%q is not found", p)
+				}
+			}
+			st := names.Stats()
+			used = st.BranchInuse + st.LeafInuse
+			return nil
+		})
+		looking := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(merging.Milliseconds()), "merge-ms")
+		b.ReportMetric(float64(used)/float64(named), "B/name")
+		b.ReportMetric(float64(looking.Nanoseconds())/float64(len(probes)), "ns/lookup")
+		db.Close()
+	}
+}
+
 // BenchmarkErase measures Erase of one record-space key in a store of records records, each
 // holding an event and a put: the log scan, the compaction of the ten records that held the key
 // (written again before each erasure, outside the timing) and the index vacuum.

@@ -248,11 +248,12 @@ type keyedStreams struct {
 	recent []keyedStream
 }
 
-// keyedRun is a run of the names bucket being walked: its cursor, the current name, and the
-// numbers the run covers, lo+1..hi.
+// keyedRun is a run of the names bucket being walked: its cursor, the current name and its number,
+// and the numbers the run covers, lo+1..hi.
 type keyedRun struct {
-	c      *bolt.Cursor
-	k, v   []byte
+	c      *runCursor
+	k      []byte
+	no     uint64
 	lo, hi uint64
 }
 
@@ -270,8 +271,11 @@ func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
 		if v != nil || len(k) != 8 {
 			return nil, fmt.Errorf("%w: bucket names: %q is not a run", ErrIndexMismatch, k)
 		}
-		r := keyedRun{c: names.Bucket(k).Cursor(), lo: lo, hi: binary.BigEndian.Uint64(k)}
-		r.k, r.v = r.c.First()
+		r := keyedRun{c: newRunCursor(names.Bucket(k)), lo: lo, hi: binary.BigEndian.Uint64(k)}
+		var err error
+		if r.k, r.no, err = r.c.first(); err != nil {
+			return nil, fmt.Errorf("bucket names: run %d: %w", r.hi, err)
+		}
 		w.runs, lo = append(w.runs, r), r.hi
 	}
 	wm, err := readWatermark(tx)
@@ -320,13 +324,16 @@ func (w *keyedStreams) next() (key []byte, no uint64, ok bool, err error) {
 		return key, no, true, nil
 	}
 	r := &w.runs[least]
-	if len(r.v) != 8 {
-		return nil, 0, false, fmt.Errorf("%w: bucket names: %q has a bad number", ErrIndexMismatch, key)
-	}
-	if no = binary.BigEndian.Uint64(r.v); no <= r.lo || no > r.hi {
+	if no = r.no; no <= r.lo || no > r.hi {
 		return nil, 0, false, fmt.Errorf("%w: bucket names: %q has number %d, outside its run %d..%d", ErrIndexMismatch, key, no, r.lo+1, r.hi)
 	}
-	r.k, r.v = r.c.Next()
+	if r.k, r.no, err = r.c.next(); err != nil {
+		return nil, 0, false, fmt.Errorf("bucket names: run %d: %w", r.hi, err)
+	}
+	// Lookups search a run by its order.
+	if r.k != nil && bytes.Compare(r.k, key) <= 0 {
+		return nil, 0, false, fmt.Errorf("%w: bucket names: run %d has %q after %q", ErrIndexMismatch, r.hi, r.k, key)
+	}
 	return key, no, true, nil
 }
 

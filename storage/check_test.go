@@ -73,7 +73,8 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 }
 
 // TestCheckFindsMisplacedNames: a name in a run that does not cover its number, or in two runs,
-// is an index the log would not give, and Check says so.
+// is an index the log would not give, and so is a chunk of names that lookups would misread;
+// Check says so. Each run here is a single chunk.
 func TestCheckFindsMisplacedNames(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -90,6 +91,42 @@ func TestCheckFindsMisplacedNames(t *testing.T) {
 		{"copied to a newer run", func(older, newer *bolt.Bucket) error {
 			k, v := older.Cursor().First()
 			return newer.Put(append([]byte(nil), k...), append([]byte(nil), v...))
+		}},
+		{"chunk keyed by a name it does not begin with", func(older, newer *bolt.Bucket) error {
+			k, v := newer.Cursor().First()
+			k, v = append([]byte(nil), k...), append([]byte(nil), v...)
+			if err := newer.Delete(k); err != nil {
+				return err
+			}
+			return newer.Put(append(k, 0), v)
+		}},
+		{"chunk cut short", func(older, newer *bolt.Bucket) error {
+			k, v := older.Cursor().First()
+			return older.Put(append([]byte(nil), k...), append([]byte(nil), v[:len(v)-3]...))
+		}},
+		{"names out of order", func(older, newer *bolt.Bucket) error {
+			var keys [][]byte
+			var nos []uint64
+			err := forRunNames(older, func(k []byte, no uint64) {
+				keys, nos = append(keys, append([]byte(nil), k...)), append(nos, no)
+			})
+			if err != nil {
+				return err
+			}
+			k, _ := older.Cursor().First()
+			if err := older.Delete(append([]byte(nil), k...)); err != nil {
+				return err
+			}
+			// The last two swapped: the first name still matches a rebuild's.
+			n := len(keys)
+			keys[n-2], keys[n-1], nos[n-2], nos[n-1] = keys[n-1], keys[n-2], nos[n-1], nos[n-2]
+			w := chunkWriter{run: older, alloc: func(n int) []byte { return make([]byte, 0, n) }}
+			for i := range keys {
+				if err := w.add(keys[i], nos[i]); err != nil {
+					return err
+				}
+			}
+			return w.flush()
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,8 +14,9 @@ import (
 //	           stream numbers handed out 8B | stream numbers whose names are merged 8B
 //	heads      stream number (8B BE) -> head: length 8B | last hash 32B | first ts 8B | last ts 8B |
 //	           sid 16B | lsn 8B | type 0 id
-//	names      runs: highest stream number of the run (8B BE) -> bucket of type 0 id -> stream
-//	           number (8B BE), together the streams numbered up to the merged count (also the
+//	names      runs: highest stream number of the run (8B BE) -> bucket of chunks: first name of
+//	           the chunk (type 0 id) -> names (type 0 id) and stream numbers, in key order
+//	           (name_chunks.go); together the streams numbered up to the merged count (also the
 //	           listing of a type's ids, in byte order); see name_runs.go
 //	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B
@@ -51,8 +52,8 @@ var (
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
 // listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
-// each merge.
-const indexFormat = 5
+// each merge; format 5 kept a key per name in its run.
+const indexFormat = 6
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

@@ -9,10 +9,10 @@ import (
 )
 
 // The names bucket holds its names in runs: nested buckets, each mapping type 0 id to a stream
-// number, keyed by the highest stream number they cover (8B BE). Run i holds the names of the
-// streams numbered above the key of run i-1 (0 for the first) up to its own key, so the runs
-// partition the numbers 1..named and no name is in two of them. A run is measured by the numbers
-// it covers.
+// number in chunks of names (name_chunks.go), keyed by the highest stream number they cover (8B
+// BE). Run i holds the names of the streams numbered above the key of run i-1 (0 for the first) up
+// to its own key, so the runs partition the numbers 1..named and no name is in two of them. A run
+// is measured by the numbers it covers.
 //
 // A merge (recent_names.go) writes the recent names as a new run, folding into it the newest runs
 // no larger than what it holds so far, so every run is larger than the ones after it. A name is
@@ -20,15 +20,15 @@ import (
 // log2(named / smallest merge) times in its life. With merges of one size the runs are the digits
 // of a binary counter, at most log2(named / merge) + 1 of them; with the merge sizes of
 // recent_names.go a simulation up to 100 million streams never had more than 8 runs, and rewrote
-// a name 3.8 times on average. One bucket rewritten
-// whole at every merge (format 4) cost each merge in proportion to every name ever merged: over
-// HTTP, with orders of ten items writing 70,000 new streams a second, a merge at 2.3 million
-// streams took the indexer 1.5 s, and its writes stalled the log's fsyncs for up to 90 ms. For
-// 3.3 million streams written by 300,000 such orders (storage alone, no fsync), runs wrote 40%
-// fewer bytes than the one bucket, in 15% less processor time.
+// a name 3.8 times on average. One bucket rewritten whole at every merge (format 4) cost each
+// merge in proportion to every name ever merged: over HTTP, with orders of ten items writing
+// 70,000 new streams a second, a merge at 2.3 million streams took the indexer 1.5 s, and its
+// writes stalled the log's fsyncs for up to 90 ms. For 3.3 million streams written by 300,000
+// such orders (storage alone, no fsync), runs wrote 40% fewer bytes than the one bucket, in 15%
+// less processor time.
 //
 // Readers look a name up in every run, oldest (largest) first, and list a type's ids by merging
-// the runs' ordered keys.
+// the runs' ordered names.
 
 // nameRuns returns the keys of the names bucket's runs, oldest first.
 func nameRuns(names *bolt.Bucket) []uint64 {
@@ -43,14 +43,16 @@ func nameRuns(names *bolt.Bucket) []uint64 {
 }
 
 // lookupName returns the number of the stream whose key (type 0 id) is key, 0 if no run has it.
+// A chunk it cannot read counts as not having the name; Check reports it.
 func lookupName(names *bolt.Bucket, key []byte) uint64 {
 	c := names.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
 			continue // not a run; Check reports it
 		}
-		if b := names.Bucket(k).Get(key); len(b) == 8 {
-			return binary.BigEndian.Uint64(b)
+		rc := newRunCursor(names.Bucket(k))
+		if found, no, err := rc.seek(key); err == nil && bytes.Equal(found, key) {
+			return no
 		}
 	}
 	return 0
@@ -77,8 +79,8 @@ func foldedRuns(his []uint64, lo, hi uint64) int {
 }
 
 // writeRun writes the names fresh (in key order, numbered lo+1..hi) as the run keyed hi, merged
-// with the newest runs that foldedRuns picks, and deletes those. The fresh keys and every value
-// it puts are appended to slices from alloc (of length 0 and the capacity asked for).
+// with the newest runs that foldedRuns picks, and deletes those. Its chunks are slices from alloc
+// (of length 0 and the capacity asked for).
 func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(int) []byte) error {
 	his := nameRuns(names)
 	folded := his[len(his)-foldedRuns(his, lo, hi):]
@@ -86,24 +88,28 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 	if err != nil {
 		return fmt.Errorf("storage: create names run %d: %w", hi, err)
 	}
-	// Keys arrive in order, so full pages are never split again.
+	// Chunks arrive in key order, so full pages are never split again.
 	run.FillPercent = 1.0
-	var sources []*bolt.Cursor
-	var keys, vals [][]byte
+	w := chunkWriter{run: run, alloc: alloc}
+	var sources []*runCursor
+	var keys [][]byte
+	var nos []uint64
 	for _, f := range folded {
-		c := names.Bucket(u64Key(f)).Cursor()
-		k, v := c.First()
-		sources, keys, vals = append(sources, c), append(keys, k), append(vals, v)
+		rc := newRunCursor(names.Bucket(u64Key(f)))
+		k, no, err := rc.first()
+		if err != nil {
+			return err
+		}
+		sources, keys, nos = append(sources, rc), append(keys, k), append(nos, no)
 	}
-	var freshKey []byte
+	var freshKey, prev []byte
 	nextFresh := func() {
-		freshKey = nil
+		freshKey = freshKey[:0]
 		if len(fresh) > 0 {
-			freshKey = streamKeyBytes(alloc(len(fresh[0].key.Type)+1+len(fresh[0].key.ID)), fresh[0].key)
+			freshKey = streamKeyBytes(freshKey, fresh[0].key)
 		}
 	}
 	nextFresh()
-	var prev []byte
 	for {
 		least := -1 // index into sources; len(sources) for the fresh names
 		var k []byte
@@ -112,7 +118,7 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 				least, k = i, sk
 			}
 		}
-		if freshKey != nil && (k == nil || bytes.Compare(freshKey, k) < 0) {
+		if len(freshKey) > 0 && (k == nil || bytes.Compare(freshKey, k) < 0) {
 			least, k = len(sources), freshKey
 		}
 		if least < 0 {
@@ -122,19 +128,25 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 		if prev != nil && bytes.Equal(prev, k) {
 			return fmt.Errorf("%w: stream %q is named twice", ErrBadRecord, k)
 		}
-		prev = k
-		var v []byte
+		prev = append(prev[:0], k...)
+		var no uint64
 		if least == len(sources) {
-			v = binary.BigEndian.AppendUint64(alloc(8), fresh[0].no)
-			fresh = fresh[1:]
-			nextFresh()
+			no = fresh[0].no
 		} else {
-			v = append(alloc(len(vals[least])), vals[least]...)
-			keys[least], vals[least] = sources[least].Next()
+			no = nos[least]
 		}
-		if err := run.Put(k, v); err != nil {
+		if err := w.add(k, no); err != nil {
 			return err
 		}
+		if least == len(sources) {
+			fresh = fresh[1:]
+			nextFresh()
+		} else if keys[least], nos[least], err = sources[least].next(); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
 	}
 	for _, f := range folded {
 		if err := names.DeleteBucket(u64Key(f)); err != nil {
@@ -145,7 +157,7 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 }
 
 // listRuns appends to lists, for each run, up to limit ids of streams of type typ after cursor, in
-// byte order.
+// byte order. A run's list ends at a chunk it cannot read; Check reports it.
 func listRuns(names *bolt.Bucket, typ, cursor string, limit int, lists [][]string) [][]string {
 	prefix := append([]byte(typ), 0)
 	from := append(append([]byte(nil), prefix...), cursor...)
@@ -155,8 +167,9 @@ func listRuns(names *bolt.Bucket, typ, cursor string, limit int, lists [][]strin
 			continue
 		}
 		var ids []string
-		c := names.Bucket(rk).Cursor()
-		for k, _ := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _ = c.Next() {
+		c := newRunCursor(names.Bucket(rk))
+		k, _, err := c.seek(from)
+		for ; err == nil && k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _, err = c.next() {
 			if id := string(k[len(prefix):]); id > cursor {
 				ids = append(ids, id)
 			}

@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -34,7 +37,8 @@ func TestFoldedRuns(t *testing.T) {
 
 // TestWriteRun merges names in runs of several sizes and checks after each merge the runs left
 // (older runs larger than the new one untouched, smaller ones folded into it), that every name is
-// found with its number, and that listing merges the runs in byte order.
+// found with its number and no other name is, and that listing merges the runs in byte order.
+// The larger runs span many chunks, and some names are longer than a chunk.
 func TestWriteRun(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "runs.db"), 0o600, nil)
 	if err != nil {
@@ -60,10 +64,17 @@ func TestWriteRun(t *testing.T) {
 		{40, []uint64{60}},
 		{1, []uint64{60, 61}},
 		{3, []uint64{60, 64}},
+		{500, []uint64{564}},
+		{300, []uint64{564, 864}},
+		{300, []uint64{1164}},
 	} {
 		var fresh []nameEntry
 		for no := named + 1; no <= named+step.size; no++ {
-			k := key([]string{"order", "item"}[r.IntN(2)], fmt.Sprintf("%08x", r.Uint32()))
+			id := fmt.Sprintf("%08x", r.Uint32())
+			if r.IntN(50) == 0 {
+				id += strings.Repeat("x", chunkMax+r.IntN(100))
+			}
+			k := key([]string{"order", "item"}[r.IntN(2)], id)
 			fresh = append(fresh, nameEntry{k, no})
 			all[k] = no
 		}
@@ -83,9 +94,19 @@ func TestWriteRun(t *testing.T) {
 				if got := lookupName(names, streamKeyBytes(nil, k)); got != no {
 					t.Fatalf("after merging up to %d: %s has number %d, want %d", named, k, got, no)
 				}
+				// Names just above and below k fall inside k's chunk or between two chunks.
+				for _, near := range []StreamKey{key(k.Type, k.ID+"\x00"), key(k.Type, k.ID[:len(k.ID)-1])} {
+					if _, ok := all[near]; !ok {
+						if got := lookupName(names, streamKeyBytes(nil, near)); got != 0 {
+							t.Fatalf("after merging up to %d: %q, never named, has number %d", named, near, got)
+						}
+					}
+				}
 			}
-			if got := lookupName(names, streamKeyBytes(nil, key("order", "missing"))); got != 0 {
-				t.Fatalf("a stream never named has number %d", got)
+			for _, missing := range []StreamKey{key("", ""), key("item", ""), key("order", "missing"), key("zzz", "")} {
+				if got := lookupName(names, streamKeyBytes(nil, missing)); got != 0 {
+					t.Fatalf("%q, never named, has number %d", missing, got)
+				}
 			}
 			for _, typ := range []string{"order", "item"} {
 				var want []string
@@ -98,10 +119,10 @@ func TestWriteRun(t *testing.T) {
 				if got := mergeSortedIDs(len(want), listRuns(names, typ, "", len(want), nil)...); !slices.Equal(got, want) {
 					t.Fatalf("after merging up to %d: %s ids %v, want %v", named, typ, got, want)
 				}
-				if len(want) > 3 {
-					got := mergeSortedIDs(2, listRuns(names, typ, want[1], 2, nil)...)
-					if !slices.Equal(got, want[2:4]) {
-						t.Fatalf("after merging up to %d: %s ids after %s: %v, want %v", named, typ, want[1], got, want[2:4])
+				for i := 1; i+3 < len(want); i += 1 + len(want)/20 {
+					got := mergeSortedIDs(2, listRuns(names, typ, want[i], 2, nil)...)
+					if !slices.Equal(got, want[i+1:i+3]) {
+						t.Fatalf("after merging up to %d: %s ids after %s: %v, want %v", named, typ, want[i], got, want[i+1:i+3])
 					}
 				}
 			}
@@ -114,16 +135,26 @@ func TestWriteRun(t *testing.T) {
 		for k = range all {
 			break
 		}
-		return writeRun(tx.Bucket(bucketNames), []nameEntry{{k, named + 1}}, named, named+100, alloc)
+		return writeRun(tx.Bucket(bucketNames), []nameEntry{{k, named + 1}}, named, 2*named, alloc)
 	})
 	if !errors.Is(err, ErrBadRecord) {
 		t.Fatalf("merging a name twice: %v, want ErrBadRecord", err)
 	}
 }
 
-// TestFormat4IndexIsRebuilt: an index of format 4 keeps its names in the names bucket itself,
-// where this version's lookups, which search runs, would not find them. Open must rebuild it.
-func TestFormat4IndexIsRebuilt(t *testing.T) {
+// forRunNames calls fn with each name of run and its stream number, in key order.
+func forRunNames(run *bolt.Bucket, fn func(key []byte, no uint64)) error {
+	rc := newRunCursor(run)
+	k, no, err := rc.first()
+	for ; k != nil && err == nil; k, no, err = rc.next() {
+		fn(k, no)
+	}
+	return err
+}
+
+// TestFormat5IndexIsRebuilt: an index of format 5 keeps a key per name in its runs, where this
+// version's lookups, which read chunks, would not find them. Open must rebuild it.
+func TestFormat5IndexIsRebuilt(t *testing.T) {
 	opts := testOptions()
 	dir := t.TempDir()
 	s, err := Open(dir, opts)
@@ -136,28 +167,35 @@ func TestFormat4IndexIsRebuilt(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Rewrite the index as format 4 had it: every name directly in the names bucket.
+	// Rewrite the runs as format 5 had them: a key per name, the stream number its value.
 	updateIndex(t, dir, func(tx *bolt.Tx) error {
 		names := tx.Bucket(bucketNames)
-		var flat [][2][]byte
-		for _, hi := range nameRuns(names) {
-			names.Bucket(u64Key(hi)).ForEach(func(k, v []byte) error {
-				flat = append(flat, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
-				return nil
+		his := nameRuns(names)
+		if len(his) == 0 {
+			return errors.New("no merged name to rewrite")
+		}
+		for _, hi := range his {
+			var flat [][2][]byte
+			err := forRunNames(names.Bucket(u64Key(hi)), func(k []byte, no uint64) {
+				flat = append(flat, [2][]byte{append([]byte(nil), k...), u64Key(no)})
 			})
+			if err != nil {
+				return err
+			}
 			if err := names.DeleteBucket(u64Key(hi)); err != nil {
 				return err
 			}
-		}
-		if len(flat) == 0 {
-			return errors.New("no merged name to move")
-		}
-		for _, kv := range flat {
-			if err := names.Put(kv[0], kv[1]); err != nil {
+			run, err := names.CreateBucket(u64Key(hi))
+			if err != nil {
 				return err
 			}
+			for _, kv := range flat {
+				if err := run.Put(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
 		}
-		return tx.Bucket(bucketMeta).Put(metaFormatKey, u64Key(4))
+		return tx.Bucket(bucketMeta).Put(metaFormatKey, u64Key(5))
 	})
 
 	s, err = Open(dir, opts)
@@ -177,5 +215,77 @@ func TestFormat4IndexIsRebuilt(t *testing.T) {
 	}
 	if err := Check(dir, opts); err != nil {
 		t.Fatalf("check after the rebuild: %v", err)
+	}
+}
+
+// TestDamagedChunksAreErrors: a names chunk cut short or with any byte changed reads as names or
+// as an error, never a panic, whether parsed alone or searched and walked in a run.
+func TestDamagedChunksAreErrors(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "chunks.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.NoSync = true
+	alloc := func(n int) []byte { return make([]byte, 0, n) }
+	w := chunkWriter{alloc: alloc}
+	for i := range 6 {
+		if err := w.add(streamKeyBytes(nil, key("order", fmt.Sprintf("o%d", i))), uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunk := appendChunk(nil, w.offs, w.body)
+	// A name whose length is near the largest a uvarint holds.
+	huge := appendChunk(nil, []uint16{0}, append(binary.AppendUvarint(nil, math.MaxUint64-3), "order\x00o0........"...))
+	damaged := [][]byte{huge}
+	for n := range len(chunk) {
+		damaged = append(damaged, chunk[:n])
+	}
+	for i := range chunk {
+		for _, b := range []byte{0x00, 0x7f, 0xff} {
+			d := slices.Clone(chunk)
+			d[i] = b
+			damaged = append(damaged, d)
+		}
+	}
+	first := streamKeyBytes(nil, key("order", "o0"))
+	for _, d := range damaged {
+		if c, err := parseChunk(d); err == nil {
+			for i := range c.n {
+				c.at(i)
+			}
+			c.lowerBound(streamKeyBytes(nil, key("order", "o3")))
+		}
+		err := db.Update(func(tx *bolt.Tx) error {
+			names := tx.Bucket(bucketNames)
+			if names != nil {
+				if err := tx.DeleteBucket(bucketNames); err != nil {
+					return err
+				}
+			}
+			names, err := tx.CreateBucket(bucketNames)
+			if err != nil {
+				return err
+			}
+			run, err := names.CreateBucket(u64Key(6))
+			if err != nil {
+				return err
+			}
+			return run.Put(first, d)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.View(func(tx *bolt.Tx) error {
+			names := tx.Bucket(bucketNames)
+			for i := range 7 {
+				lookupName(names, streamKeyBytes(nil, key("order", fmt.Sprintf("o%d", i))))
+			}
+			listRuns(names, "order", "o2", 10, nil)
+			rc := newRunCursor(names.Bucket(u64Key(6)))
+			for k, _, err := rc.first(); k != nil && err == nil; k, _, err = rc.next() {
+			}
+			return nil
+		})
 	}
 }

@@ -31,7 +31,9 @@ func namedCount(t testing.TB, s *Store) (int, uint64) {
 	if err := s.view(func(tx *bolt.Tx) (err error) {
 		names := tx.Bucket(bucketNames)
 		for _, hi := range nameRuns(names) {
-			n += names.Bucket(u64Key(hi)).Stats().KeyN
+			if err := forRunNames(names.Bucket(u64Key(hi)), func([]byte, uint64) { n++ }); err != nil {
+				return err
+			}
 		}
 		wm, err = readWatermark(tx)
 		return err
