@@ -274,7 +274,7 @@ func newKeyedStreams(tx *bolt.Tx) (*keyedStreams, error) {
 		r := keyedRun{c: newRunCursor(names.Bucket(k)), lo: lo, hi: binary.BigEndian.Uint64(k)}
 		var err error
 		if r.k, r.no, err = r.c.first(); err != nil {
-			return nil, fmt.Errorf("bucket names: run %d: %w", r.hi, err)
+			return nil, fmt.Errorf("%w, in run %d of bucket names", err, r.hi)
 		}
 		w.runs, lo = append(w.runs, r), r.hi
 	}
@@ -328,7 +328,7 @@ func (w *keyedStreams) next() (key []byte, no uint64, ok bool, err error) {
 		return nil, 0, false, fmt.Errorf("%w: bucket names: %q has number %d, outside its run %d..%d", ErrIndexMismatch, key, no, r.lo+1, r.hi)
 	}
 	if r.k, r.no, err = r.c.next(); err != nil {
-		return nil, 0, false, fmt.Errorf("bucket names: run %d: %w", r.hi, err)
+		return nil, 0, false, fmt.Errorf("%w, in run %d of bucket names", err, r.hi)
 	}
 	// Lookups search a run by its order.
 	if r.k != nil && bytes.Compare(r.k, key) <= 0 {
