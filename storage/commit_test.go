@@ -504,6 +504,23 @@ func TestIfAbsentPuts(t *testing.T) {
 		t.Fatalf("after a delete raced the check: value %q, want the put written", v)
 	}
 
+	// A key relied on again moves to the live set's current generation, so it outlives the one
+	// that learnt it however many other keys come and go.
+	s.mu.Lock()
+	s.live.Lock()
+	for i := s.live.cur.n; i < liveGenMax; i++ {
+		s.live.add(liveKey{space: "other", liveName: liveName{key: fmt.Sprint(i)}})
+	}
+	s.live.add(liveKey{space: "other", liveName: liveName{key: "next"}}) // starts a generation
+	s.live.Unlock()
+	s.mu.Unlock()
+	kept, _ := holder()
+	commit(appendWith(put("f")))
+	if h, _ := holder(); h != kept || !s.live.cur.has(liveKeyOf(&Put{Space: space, Key: k}, false)) {
+		t.Fatalf("relied on from the previous generation: holder %d (want %d), in the current one %v",
+			h, kept, s.live.cur.has(liveKeyOf(&Put{Space: space, Key: k}, false)))
+	}
+
 	// A record that puts and deletes the key leaves it deleted, as in the index.
 	commit(&Record{Puts: []Put{put("x")}, Deletes: []Delete{{Space: space, Key: k}}})
 	if e, ok := s.spaceHolder(space, k); ok && e.live {
@@ -589,18 +606,20 @@ func TestOrderedPuts(t *testing.T) {
 		t.Fatalf("a put ordered by a stream the record does not append to: got %v, want ErrInvalid", err)
 	}
 
-	// IfAbsent: the second put of the key is dropped; a delete of the key, which names it by
-	// its final form, makes the next put write it again.
+	// IfAbsent: once the stream exists (a put ordered by a stream its record starts is not
+	// remembered, see freshStream), the next put of the key is dropped; a delete of the key,
+	// which names it by its final form, makes the next put write it again.
 	hot := key("order", "hot")
-	commit(&Record{Appends: []Append{{Stream: hot, Events: []NewEvent{at(0x400)}}}, Puts: []Put{put(hot, "a", true)}})
+	commit(&Record{Appends: []Append{{Stream: hot, Events: []NewEvent{at(0x400)}}}, Puts: []Put{put(hot, "a0", true)}})
+	commit(&Record{Appends: []Append{{Stream: hot, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x401)}}}, Puts: []Put{put(hot, "a", true)}})
 	final := prefix + "0000000000000400\x00hot"
 	first, ok := s.spaceHolder(space, final)
-	if !ok || !first.live {
-		t.Fatalf("%q not live after its put", final)
+	if !ok || !first.live || string(first.value) != "a" {
+		t.Fatalf("%q live %v value %q after its puts, want live and the second put's", final, first.live, first.value)
 	}
 	commit(&Record{Appends: []Append{{Stream: hot, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x401)}}}, Puts: []Put{put(hot, "b", true)}})
 	if e, _ := s.spaceHolder(space, final); e.holder != first.holder || string(e.value) != "a" {
-		t.Fatalf("a live ordered key put again: holder %d value %q, want the first put's", e.holder, e.value)
+		t.Fatalf("a live ordered key put again: holder %d value %q, want the second put's", e.holder, e.value)
 	}
 	commit(&Record{Deletes: []Delete{{Space: space, Key: final}}})
 	commit(&Record{Appends: []Append{{Stream: hot, Expect: Expect{Kind: Skip}, Events: []NewEvent{at(0x402)}}}, Puts: []Put{put(hot, "c", true)}})
@@ -622,5 +641,36 @@ func TestOrderedPuts(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLiveLeavesOutFreshStreams: the live set does not remember the key of a put ordered by a
+// stream its record starts (most such streams are never written again); the stream's next write
+// puts the key again and from then on it is known, and dropped.
+func TestLiveLeavesOutFreshStreams(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	stream := key("inventory", "sku1")
+	put := Put{Space: "refs", Key: "actor\x00user\x00u1\x00inventory\x00", IfAbsent: true, Stream: stream}
+	rec := &Record{Appends: []Append{{Stream: stream, Expect: Expect{Kind: Skip}, Events: []NewEvent{ev("e", 1)}}}, Puts: []Put{put}}
+	holders := make([]uint64, 3)
+	for i := range holders {
+		if _, err := s.Commit(rec); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := s.Scan("refs", put.Key, func(k string, _ []byte) error {
+			n++
+			e, _ := s.spaceHolder("refs", k)
+			holders[i] = e.holder
+			return nil
+		}); err != nil || n != 1 {
+			t.Fatalf("commit %d: %d keys under the reference's prefix (%v), want 1", i+1, n, err)
+		}
+		if known, want := s.live.has(liveKeyOf(&put, false)), i > 0; known != want {
+			t.Fatalf("after commit %d: key known live %v, want %v", i+1, known, want)
+		}
+	}
+	if holders[1] == holders[0] || holders[2] != holders[1] {
+		t.Fatalf("holders of the key after three commits %v: want the second commit to put it again and the third to drop it", holders)
 	}
 }

@@ -228,8 +228,11 @@ type spaceEntry struct {
 	value  []byte
 }
 
-func (e *spaceEntry) marshal() []byte {
-	b := make([]byte, 0, 17+len(e.value))
+// spaceEntryFixedSize is the part of a marshalled spaceEntry before its value.
+const spaceEntryFixedSize = 1 + 8 + 8
+
+// marshal appends the space bucket's value of e to b.
+func (e *spaceEntry) marshal(b []byte) []byte {
 	if e.live {
 		b = append(b, 1)
 	} else {
@@ -241,7 +244,7 @@ func (e *spaceEntry) marshal() []byte {
 }
 
 func (e *spaceEntry) unmarshal(b []byte) error {
-	if len(b) < 17 {
+	if len(b) < spaceEntryFixedSize {
 		return fmt.Errorf("%w: bad record-space entry", ErrBadRecord)
 	}
 	e.live = b[0] == 1

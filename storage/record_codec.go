@@ -35,8 +35,13 @@ type record struct {
 	superseded []uint64
 	groups     []recGroup
 	puts       []Put
-	deletes    []Delete
-	size       int // payload length, for cache accounting
+	// spaceKeys, when the commit path made the record, holds for each put its space, a NUL byte
+	// and its key (spaceKeyString), the put's Key being a slice of it: the overlay's key, built
+	// once with the key instead of again when the record is published. Not encoded: nil when
+	// decoded.
+	spaceKeys []string
+	deletes   []Delete
+	size      int // payload length, for cache accounting
 }
 
 type recGroup struct {

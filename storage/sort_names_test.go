@@ -45,3 +45,54 @@ func TestSortNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSortKVs checks sortKVs against byte order then seq, on keys made to defeat its
+// abbreviations: long shared prefixes (as references have), keys that prefix one another, NUL
+// bytes where the abbreviation pads with them, and the same key put several times.
+func TestSortKVs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	prefixes := []string{"", "refs\x00actor\x00user\x00", "refs\x00actor\x00user\x000123456789abcdef\x00inventory\x00", "idem\x00"}
+	key := func() []byte {
+		k := prefixes[r.IntN(len(prefixes))]
+		switch r.IntN(4) {
+		case 0:
+			k += fmt.Sprintf("%x", r.Uint32()&0xff) // short
+		case 1:
+			k += "0000019a4f" + fmt.Sprintf("%06x", r.IntN(20)) // a shared run of digits
+		case 2:
+			k += "ab" + string([]byte{0, 0, 0, 0, 0, 0, 0, 0, byte(r.IntN(2))})[:r.IntN(10)] // NULs and padding
+		default:
+			k += fmt.Sprintf("%08x-%04x-%012x", r.Uint32(), r.Uint32()&0xffff, r.Uint64()&0xffffffffffff)
+		}
+		return []byte(k)
+	}
+	for round := range 100 {
+		n := r.IntN(300)
+		if round == 0 {
+			n = 2
+		}
+		kvs := make([]kv, n)
+		for i := range kvs {
+			kvs[i] = kv{k: key(), seq: i}
+			if i > 0 && r.IntN(8) == 0 {
+				kvs[i].k = kvs[r.IntN(i)].k // the same key again
+			}
+		}
+		want := slices.Clone(kvs)
+		slices.SortFunc(want, func(a, b kv) int {
+			if c := bytes.Compare(a.k, b.k); c != 0 {
+				return c
+			}
+			return a.seq - b.seq
+		})
+		order := sortKVs(kvs)
+		if len(order) != len(kvs) {
+			t.Fatalf("round %d: %d places for %d kvs", round, len(order), len(kvs))
+		}
+		for i, o := range order {
+			if got := kvs[o.at]; !bytes.Equal(got.k, want[i].k) || got.seq != want[i].seq {
+				t.Fatalf("round %d: place %d holds %q (seq %d), want %q (seq %d)", round, i, got.k, got.seq, want[i].k, want[i].seq)
+			}
+		}
+	}
+}
