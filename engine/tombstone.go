@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/j17-go/j17/engine/audit"
+	"github.com/j17-go/j17/engine/control"
 	"github.com/j17-go/j17/engine/problem"
 	"github.com/j17-go/j17/engine/schedule"
 	"github.com/j17-go/j17/engine/spec"
@@ -105,7 +106,7 @@ func (e *Engine) ExecuteTombstone(t Target, id string, x TombstoneExecution) (to
 		sp = m.spec
 	}
 	env := tombstone.Env{
-		Store: p.store, Spec: sp, Now: e.clock.Now(), Hook: x.Hook,
+		Store: p.store, Spec: sp, RefsComplete: e.refsComplete(t), Now: e.clock.Now(), Hook: x.Hook,
 		Log: e.log.With("instance", t.Instance, "environment", t.Environment),
 		Root: func() (string, error) {
 			a, err := audit.CreateAnchor(p.store, e.clock.Now(), p.anchoredTypes(), false)
@@ -122,6 +123,48 @@ func (e *Engine) ExecuteTombstone(t Target, id string, x TombstoneExecution) (to
 	}
 	ts, err := tombstone.Execute(env, id, x.Force)
 	return ts, tombstoneProblem(err)
+}
+
+// refsComplete returns tombstone.Env.RefsComplete for t: the references of typ's streams in role
+// are complete when every spec version deployed to t cascaded in that role for typ, since writes
+// carry only the references their spec's rules read (tombstone.AppendRefPuts). A version that
+// is missing or no longer loads counts as one that did not. The versions are read once, at the
+// first question.
+func (e *Engine) refsComplete(t Target) func(role, typ string) (bool, error) {
+	var versions []*spec.Spec
+	loaded := false
+	return func(role, typ string) (bool, error) {
+		if !loaded {
+			cur, err := e.opts.Control.Spec(t.Instance, t.Environment, 0)
+			if err != nil {
+				return false, err
+			}
+			for v := 1; v <= cur.Version; v++ {
+				sv, err := e.opts.Control.Spec(t.Instance, t.Environment, v)
+				if err != nil && !errors.Is(err, control.ErrNotFound) {
+					return false, err
+				}
+				var sp *spec.Spec
+				if err == nil {
+					if loadedSpec, report := spec.Load(sv.Document); report.OK() {
+						sp = loadedSpec
+					}
+				}
+				versions = append(versions, sp)
+			}
+			loaded = true
+		}
+		for _, sp := range versions {
+			if sp == nil {
+				return false, nil
+			}
+			actor, target := sp.Cascades(typ)
+			if role == tombstone.RoleActor && !actor || role == tombstone.RoleTarget && !target {
+				return false, nil
+			}
+		}
+		return len(versions) > 0, nil
+	}
 }
 
 // cancelSchedulesOf cancels the pending scheduled events that would write to an erased stream

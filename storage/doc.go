@@ -21,10 +21,11 @@
 //
 // A Put marked IfAbsent only needs its key live. Commit drops it when a record already in the log
 // (durable, or ahead of this one in log order, which is as good) made the key live with an
-// IfAbsent put and no delete followed: the store remembers such keys (a bounded set, emptied when
-// full and at open) and checks them again under the commit lock, so a delete that comes in
-// between makes the commit write the put after all. References from actors to the streams they
-// write, put again by every write, are the case it is for.
+// IfAbsent put and no delete followed: the store remembers such keys (a bounded set of two
+// generations, the older dropped when the newer fills, empty at open; live.go) and checks them
+// again under the commit lock, so a delete that comes in between makes the commit write the put
+// after all. References from actors to the streams they write, put again by every write to a
+// type whose tombstone rules read them, are the case it is for.
 //
 // A Put with Stream set (an ordered put) is encoded with 16 zero digits in its key, which the
 // commit lock replaces with the stream's first timestamp, as it fills in stream ids and hashes;

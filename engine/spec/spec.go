@@ -138,6 +138,17 @@ func (s *Spec) Projection(name string) (*Projection, bool) {
 	return p, ok
 }
 
+// Cascades reports whether typ's onTombstone cascades in the actor role and in the target role:
+// the roles in which transitive discovery looks for an erased entity in typ's streams. Both are
+// false for a type the spec does not have.
+func (s *Spec) Cascades(typ string) (actor, target bool) {
+	a, ok := s.aggregates[typ]
+	if !ok {
+		return false, false
+	}
+	return a.OnTombstone.Actor == Cascade, a.OnTombstone.Target == Cascade
+}
+
 // TombstoneScanned returns the aggregate types whose onTombstone has at least one cascade
 // role, in sorted order: the only types transitive discovery scans.
 func (s *Spec) TombstoneScanned() []string {

@@ -18,10 +18,11 @@ func BenchmarkRefPuts(b *testing.B) {
 				evs[i] = storage.NewEvent{Type: "was_sent", Metadata: meta}
 			}
 			apps := []storage.Append{{Stream: storage.StreamKey{Type: "message", ID: "c0000000-0000-4000-a000-000000000003"}, Events: evs}}
+			sp := cascadingMessages(b)
 			b.ReportAllocs()
 			b.SetBytes(int64(n * len(meta)))
 			for b.Loop() {
-				AppendRefPuts(nil, apps)
+				AppendRefPuts(nil, apps, sp)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 		})

@@ -6,8 +6,9 @@
 //
 // A tombstone is one JSON value in the store's record space "tombstones", keyed by its id. Its
 // status moves pending -> executing -> completed, or pending -> cancelled. The actor and target
-// index lives in the space "refs": every write puts, in the same record as its events, one empty
-// value per (role, referenced entity, stream), keyed
+// index lives in the space "refs": a write puts, in the same record as its events, one empty
+// value per (role, referenced entity, stream) for the roles in which the stream's type cascades
+// (onTombstone), keyed
 //
 //	<role> 0x00 <ref type> 0x00 <ref id> 0x00 <stream type> 0x00 <first timestamp> 0x00 <stream id>
 //
@@ -15,8 +16,15 @@
 // instead of a read of every stream. The store fills in the stream's first timestamp (16 hex
 // digits, storage.Put.Stream) so that an entity's references to new streams are put one after
 // another at the end of its range, not at random places of the index; keys from before that
-// hold no timestamp and are read all the same. Streams written before the index existed are not
-// found.
+// hold no timestamp and are read all the same.
+//
+// Discovery reads no other reference, so writes carry no other: a spec without cascade rules
+// costs its writes nothing here. The index of a (role, type) is complete only if every spec
+// version deployed to the environment cascaded in it (the engine answers Env.RefsComplete from
+// the control plane's versions); where it is not (a rule added after the first deploy, a version
+// that no longer loads), discovery reads every event of the type's streams instead, as the
+// Tombstones page describes it, which also finds streams written without references (imported
+// ones, say).
 //
 // # Invariants
 //

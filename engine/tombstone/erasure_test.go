@@ -2,6 +2,7 @@ package tombstone_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/j17-go/j17/engine"
+	"github.com/j17-go/j17/engine/control"
 	"github.com/j17-go/j17/engine/problem"
+	"github.com/j17-go/j17/engine/spec"
 	"github.com/j17-go/j17/engine/tombstone"
 	"github.com/j17-go/j17/storage"
 )
@@ -261,5 +264,58 @@ func TestTombstoneCancelsSchedules(t *testing.T) {
 	b, err := f.e.Scheduled(f.t, engine.ScheduledQuery{Status: "canceled"})
 	if err != nil || !strings.Contains(string(b), alice) {
 		t.Fatalf("canceled: got %s, %v; want alice's reminder", b, err)
+	}
+}
+
+// TestCascadeAddedLater: writes carry the references their spec's onTombstone rules read, so
+// under a first spec without any rule they carry none. Once a second version makes messages
+// cascade on their actor, a tombstone of alice still reaches the message she sent before: the
+// message streams are read, as the Tombstones page describes discovery. Under a spec whose rules
+// held from the first version, writes keep exactly the references those rules read.
+func TestCascadeAddedLater(t *testing.T) {
+	c := &clock{now: start}
+	dir := t.TempDir()
+	f := openSpec(t, dir, c, "spec_without_cascade.json")
+	f.fixedStory(t)
+	f.close(t)
+	if refs := refKeys(t, f); len(refs) != 0 {
+		t.Fatalf("references under a spec without onTombstone: %q", refs)
+	}
+	f = openSpec(t, dir, c, "spec_without_cascade.json")
+	defer f.close(t)
+	doc, err := os.ReadFile(filepath.Join("testdata", "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.ctl.DeploySpec(f.t.Instance, f.t.Environment, "", func(*control.SpecVersion) ([]byte, error) { return doc, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := spec.Load(doc)
+	f.e.SpecDeployed(f.t, v.Version, sp)
+	a, err := f.e.CreateTombstone(f.t, "user", alice, tombstone.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.e.ExecuteTombstone(f.t, a.ID, engine.TombstoneExecution{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"user:" + alice, "message:" + m1}; !slices.Equal(got.Plan, want) {
+		t.Errorf("plan %q, want %q", got.Plan, want)
+	}
+
+	g := open(t, t.TempDir(), c)
+	g.fixedStory(t)
+	g.close(t)
+	want := []string{"actor\x00user\x00" + alice + "\x00message\x00", "actor\x00user\x00" + bob + "\x00message\x00"}
+	refs := refKeys(t, g)
+	if len(refs) != len(want) {
+		t.Fatalf("references %q, want one for each message's actor", refs)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(refs[i], w) {
+			t.Errorf("reference %q, want one beginning %q", refs[i], w)
+		}
 	}
 }

@@ -32,6 +32,11 @@ type Env struct {
 	// Spec gives the onTombstone rules; nil discovers nothing beyond the tombstoned stream.
 	Spec *spec.Spec
 	Now  time.Time
+	// RefsComplete reports whether every stream of typ has its references in role: whether
+	// every spec version deployed to the environment cascaded in that role for typ, so that
+	// every write to it carried them (AppendRefPuts). Discover reads the streams of a type for
+	// which it does not; nil reads them for every type.
+	RefsComplete func(role, typ string) (bool, error)
 	// Root returns the root over every stream root of the store: the pre_tombstone_root.
 	Root func() (string, error)
 	// Forget clears every cached or saved state of a rewritten stream.
@@ -96,7 +101,7 @@ func start(env *Env, t *Tombstone, force bool) error {
 	if err != nil {
 		return fmt.Errorf("tombstone: pre-tombstone root: %w", err)
 	}
-	more, err := Discover(env.Store, env.Spec, t.Stream())
+	more, err := Discover(env.Store, env.Spec, t.Stream(), env.RefsComplete)
 	if err != nil {
 		return fmt.Errorf("tombstone: discovery: %w", err)
 	}

@@ -232,6 +232,25 @@ func spaceCopies(t *testing.T, f *fixture, tok string) []string {
 	return out
 }
 
+// refKeys returns the keys of the actor and target index, in key order. The engine must be
+// closed.
+func refKeys(t *testing.T, f *fixture) []string {
+	t.Helper()
+	st, err := storage.Open(f.storeDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var keys []string
+	if err := st.Scan(tombstone.RefSpace, "", func(key string, _ []byte) error {
+		keys = append(keys, key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 // compressed reports whether the log holds tok only in compressed records: some decompressed
 // record repeats it, while no log file holds it twice in a row.
 func compressed(t *testing.T, dir, tok string) bool {

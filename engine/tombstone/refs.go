@@ -2,6 +2,7 @@ package tombstone
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 
@@ -31,14 +32,27 @@ type ref struct {
 }
 
 // AppendRefPuts appends to dst the index puts for the events of a record: one per distinct
-// (role, entity, stream) found in metadata.actor and metadata.target. They go into the same
-// record as the events, so the index is exactly as durable as what it points to. The puts to a
-// stream the append expects to be empty are plain puts (its references cannot be live yet); the
-// others are IfAbsent puts, so that an actor writing to a stream again does not write its
-// reference again.
-func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
+// (role, entity, stream) found in metadata.actor and metadata.target, for the roles in which the
+// stream's type cascades under sp (Spec.Cascades): discovery reads no other reference, so a
+// record to streams without a cascading role carries none, and costs nothing to index. They go
+// into the same record as the events, so the index is exactly as durable as what it points to.
+// The puts to a stream the append expects to be empty are plain puts (its references cannot be
+// live yet); the others are IfAbsent puts, so that an actor writing to a stream again does not
+// write its reference again.
+//
+// A type that did not cascade in a role under every spec version has streams without their
+// references in that role; Discover reads those types' streams instead (Env.RefsComplete).
+func AppendRefPuts(dst []storage.Put, appends []storage.Append, sp *spec.Spec) []storage.Put {
+	if sp == nil {
+		return dst
+	}
 	var c refCollector
 	for _, a := range appends {
+		var roles [2]bool
+		roles[0], roles[1] = sp.Cascades(a.Stream.Type)
+		if !roles[0] && !roles[1] {
+			continue
+		}
 		ifAbsent := a.Expect.Kind == storage.Skip || a.Expect.Length > 0
 		for i, ev := range a.Events {
 			if c.parsed && bytes.Equal(ev.Metadata, c.meta) {
@@ -54,7 +68,7 @@ func AppendRefPuts(dst []storage.Put, appends []storage.Append) []storage.Put {
 				continue
 			}
 			for j, role := range [...]string{RoleActor, RoleTarget} {
-				if r := c.refs[j]; r.usable() {
+				if r := c.refs[j]; roles[j] && r.usable() {
 					dst = c.add(dst, role, r, a.Stream, ifAbsent)
 				}
 			}
@@ -327,30 +341,37 @@ func refStreamID(rest string) string {
 
 // Discover returns the streams that a tombstone of entity rewrites besides entity's own: those of
 // the types with a cascade rule in which entity appears in a cascading role. Types without
-// onTombstone, and roles that preserve, are never scanned. The result is sorted and free of
-// duplicates.
-func Discover(st storage.EventStore, sp *spec.Spec, entity storage.StreamKey) ([]storage.StreamKey, error) {
+// onTombstone, and roles that preserve, are never scanned. Where complete says the references of
+// a (role, type) are complete, one prefix scan of them finds the streams; elsewhere, and for
+// every pair when complete is nil, every event of the type's streams is read, as the Tombstones
+// page describes discovery. The result is sorted and free of duplicates.
+func Discover(st storage.EventStore, sp *spec.Spec, entity storage.StreamKey, complete func(role, typ string) (bool, error)) ([]storage.StreamKey, error) {
 	if sp == nil {
 		return nil, nil
 	}
 	found := map[storage.StreamKey]bool{}
 	for _, typ := range sp.TombstoneScanned() {
-		agg, _ := sp.Aggregate(typ)
-		for _, r := range [...]struct {
-			role string
-			rule spec.TombstoneRule
-		}{{RoleActor, agg.OnTombstone.Actor}, {RoleTarget, agg.OnTombstone.Target}} {
-			if r.rule != spec.Cascade {
+		actor, target := sp.Cascades(typ)
+		for j, r := range [...]struct {
+			role    string
+			cascade bool
+		}{{RoleActor, actor}, {RoleTarget, target}} {
+			if !r.cascade {
 				continue
 			}
-			prefix := refPrefix(r.role, entity, typ)
-			err := st.Scan(RefSpace, prefix, func(key string, _ []byte) error {
-				k := storage.StreamKey{Type: typ, ID: refStreamID(key[len(prefix):])}
-				if k != entity {
-					found[k] = true
+			indexed := false
+			if complete != nil {
+				var err error
+				if indexed, err = complete(r.role, typ); err != nil {
+					return nil, err
 				}
-				return nil
-			})
+			}
+			var err error
+			if indexed {
+				err = scanRefs(st, r.role, typ, entity, found)
+			} else {
+				err = readStreams(st, j, typ, entity, found)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -367,4 +388,58 @@ func Discover(st storage.EventStore, sp *spec.Spec, entity storage.StreamKey) ([
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// scanRefs adds to found the streams of typ whose references name entity in role.
+func scanRefs(st storage.EventStore, role, typ string, entity storage.StreamKey, found map[storage.StreamKey]bool) error {
+	prefix := refPrefix(role, entity, typ)
+	return st.Scan(RefSpace, prefix, func(key string, _ []byte) error {
+		if k := (storage.StreamKey{Type: typ, ID: refStreamID(key[len(prefix):])}); k != entity {
+			found[k] = true
+		}
+		return nil
+	})
+}
+
+// listPage is how many stream ids readStreams lists at a time.
+const listPage = 1000
+
+// errFound ends the reading of a stream at its first event that names the entity.
+var errFound = errors.New("tombstone: entity found")
+
+// readStreams adds to found the streams of typ with an event whose metadata names entity in the
+// role of index role (0 actor, 1 target), reading each stream up to such an event.
+func readStreams(st storage.EventStore, role int, typ string, entity storage.StreamKey, found map[storage.StreamKey]bool) error {
+	for cursor := ""; ; {
+		ids, err := st.List(typ, cursor, listPage)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			k := storage.StreamKey{Type: typ, ID: id}
+			if k == entity || found[k] {
+				continue
+			}
+			n, err := st.Length(k)
+			if err != nil {
+				return err
+			}
+			err = st.Range(k, 1, n, func(ev storage.Event) error {
+				if refs, ok := parseRefs(ev.Metadata); ok && string(refs[role].typ) == entity.Type && string(refs[role].id) == entity.ID {
+					return errFound
+				}
+				return nil
+			})
+			switch {
+			case errors.Is(err, errFound):
+				found[k] = true
+			case err != nil:
+				return err
+			}
+		}
+		if len(ids) < listPage {
+			return nil
+		}
+		cursor = ids[len(ids)-1]
+	}
 }

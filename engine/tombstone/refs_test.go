@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/j17-go/j17/engine/spec"
 	"github.com/j17-go/j17/storage"
 )
 
@@ -29,7 +30,7 @@ func TestRefPuts(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, p := range AppendRefPuts(nil, c.in) {
+		for _, p := range AppendRefPuts(nil, c.in, cascadingMessages(t)) {
 			if p.Space != RefSpace {
 				t.Errorf("%s: put in space %q, want %q", c.name, p.Space, RefSpace)
 			}
@@ -38,6 +39,49 @@ func TestRefPuts(t *testing.T) {
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// loadSpec loads a spec document of the test.
+func loadSpec(tb testing.TB, doc string) *spec.Spec {
+	tb.Helper()
+	sp, report := spec.Load([]byte(doc))
+	if !report.OK() {
+		tb.Fatal(report.Err())
+	}
+	return sp
+}
+
+// cascadingMessages is a spec whose message streams cascade in both roles, so that every
+// reference to them is kept.
+func cascadingMessages(tb testing.TB) *spec.Spec {
+	return loadSpec(tb, `{"agent_types":["user"],"target_types":["user"],"aggregate_types":{
+		"message":{"events":{"x":{"schema":{"type":"object"},"handler":[]}},"onTombstone":{"actor":"cascade","target":"cascade"}}}}`)
+}
+
+// A record carries the references of the roles in which its streams' types cascade, and only
+// those: discovery reads no other.
+func TestRefPutsFollowCascades(t *testing.T) {
+	sp := loadSpec(t, `{"agent_types":["user"],"target_types":["user"],"aggregate_types":{
+		"message":{"events":{"x":{"schema":{"type":"object"},"handler":[]}},"onTombstone":{"actor":"cascade","target":"preserve"}},
+		"note":{"events":{"x":{"schema":{"type":"object"},"handler":[]}},"onTombstone":{"target":"cascade"}},
+		"order":{"events":{"x":{"schema":{"type":"object"},"handler":[]}},"onTombstone":{"actor":"preserve","target":"preserve"}},
+		"user":{"events":{"x":{"schema":{"type":"object"},"handler":[]}}}}}`)
+	meta := json.RawMessage(`{"actor":{"type":"user","id":"alice"},"target":{"type":"user","id":"bob"}}`)
+	var apps []storage.Append
+	for _, typ := range []string{"message", "note", "order", "user", "unknown"} {
+		apps = append(apps, storage.Append{Stream: storage.StreamKey{Type: typ, ID: "s1"}, Events: []storage.NewEvent{{Type: "x", Metadata: meta}}})
+	}
+	var got []string
+	for _, p := range AppendRefPuts(nil, apps, sp) {
+		got = append(got, refOf(p))
+	}
+	want := []string{"actor\x00user\x00alice\x00message\x00@message:s1", "target\x00user\x00bob\x00note\x00@note:s1"}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if puts := AppendRefPuts(nil, apps, nil); len(puts) != 0 {
+		t.Errorf("without a spec: %d puts, want none", len(puts))
 	}
 }
 
@@ -95,7 +139,7 @@ func TestRefPutsMatchTheDecoder(t *testing.T) {
 		`{"actor":{"id":"alice","type":"user"},"timestamp":1`,
 	} {
 		var got []string
-		for _, p := range AppendRefPuts(nil, []storage.Append{{Stream: msg, Events: []storage.NewEvent{{Type: "x", Metadata: json.RawMessage(meta)}}}}) {
+		for _, p := range AppendRefPuts(nil, []storage.Append{{Stream: msg, Events: []storage.NewEvent{{Type: "x", Metadata: json.RawMessage(meta)}}}}, cascadingMessages(t)) {
 			got = append(got, refOf(p))
 		}
 		if want := refPutKeysByDecoder(meta, msg); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
@@ -121,7 +165,7 @@ func TestRefPutsManyEntities(t *testing.T) {
 		meta := fmt.Sprintf(`{"actor":{"id":"a%d","type":"user"},"target":{"id":"t%d","type":"user"},"timestamp":1}`, i%(2*smallRefs), i)
 		evs = append(evs, storage.NewEvent{Type: "x", Metadata: json.RawMessage(meta)})
 	}
-	puts := AppendRefPuts([]storage.Put{{Space: "other", Key: "k"}}, []storage.Append{{Stream: msg, Events: evs}})
+	puts := AppendRefPuts([]storage.Put{{Space: "other", Key: "k"}}, []storage.Append{{Stream: msg, Events: evs}}, cascadingMessages(t))
 	seen := map[string]bool{}
 	for _, p := range puts[1:] {
 		if seen[p.Key] {
@@ -154,7 +198,7 @@ func TestRefPutsIfAbsent(t *testing.T) {
 			for i := range streams {
 				apps = append(apps, storage.Append{Stream: storage.StreamKey{Type: "message", ID: fmt.Sprint("m", i)}, Expect: c.expect, Events: []storage.NewEvent{{Type: "x", Metadata: meta}}})
 			}
-			puts := AppendRefPuts(nil, apps)
+			puts := AppendRefPuts(nil, apps, cascadingMessages(t))
 			if len(puts) != streams {
 				t.Fatalf("%s, %d streams: %d puts", c.name, streams, len(puts))
 			}
@@ -179,6 +223,52 @@ func TestRefStreamID(t *testing.T) {
 	} {
 		if got := refStreamID(c.rest); got != c.want {
 			t.Errorf("refStreamID(%q) = %q, want %q", c.rest, got, c.want)
+		}
+	}
+}
+
+// Discovery finds an entity's streams by their references where the engine says the index is
+// complete, and by reading every stream elsewhere: there it also finds the streams written
+// without references (under a spec version whose rules did not read them, or imported).
+func TestDiscoverReadsStreamsWithoutReferences(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp := cascadingMessages(t)
+	alice := storage.StreamKey{Type: "user", ID: "alice"}
+	write := func(id, meta string, refs bool) {
+		t.Helper()
+		apps := []storage.Append{{Stream: storage.StreamKey{Type: "message", ID: id}, Events: []storage.NewEvent{{Type: "x", Data: json.RawMessage(`{}`), Metadata: json.RawMessage(meta)}}}}
+		rec := &storage.Record{Appends: apps}
+		if refs {
+			rec.Puts = AppendRefPuts(nil, apps, sp)
+		}
+		if _, err := st.Commit(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m1", `{"actor":{"type":"user","id":"alice"}}`, true)
+	write("m2", `{"actor":{"type":"user","id":"alice"}}`, false)
+	write("m3", `{"actor":{"type":"user","id":"bob"},"target":{"type":"user","id":"alice"}}`, false)
+	write("m4", `{"actor":{"type":"user","id":"bob"}}`, false)
+	for _, c := range []struct {
+		name     string
+		complete func(role, typ string) (bool, error)
+		want     string
+	}{
+		{"index complete", func(string, string) (bool, error) { return true, nil }, "[message:m1]"},
+		{"index incomplete", func(string, string) (bool, error) { return false, nil }, "[message:m1 message:m2 message:m3]"},
+		{"no answer", nil, "[message:m1 message:m2 message:m3]"},
+		{"target role incomplete", func(role, _ string) (bool, error) { return role == RoleActor, nil }, "[message:m1 message:m3]"},
+	} {
+		got, err := Discover(st, sp, alice, c.complete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -120,7 +120,7 @@ func commitOnce(st storage.EventStore, p *Plan, opts Options) (Result, error) {
 		}
 		implied = n
 	}
-	rec.Puts = tombstone.AppendRefPuts(rec.Puts, rec.Appends)
+	rec.Puts = tombstone.AppendRefPuts(rec.Puts, rec.Appends, p.sp)
 	if opts.Puts != nil {
 		rec.Puts = append(rec.Puts, opts.Puts(from-1, implied)...)
 	}

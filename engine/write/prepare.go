@@ -40,6 +40,9 @@ type Plan struct {
 	Expect storage.ExpectKind
 	Length uint64
 	Batch  bool
+	// sp is the spec the plan was checked against, whose onTombstone rules decide which
+	// references its record carries (tombstone.AppendRefPuts).
+	sp *spec.Spec
 	// one backs the slices of a single-event plan, which then takes one allocation.
 	one struct {
 		trigger [1]*spec.Event
@@ -65,7 +68,7 @@ func Prepare(sp *spec.Spec, rules ident.Rules, in Input) (*Plan, error) {
 		}
 		single = ev
 	}
-	p := &Plan{Batch: single == nil}
+	p := &Plan{Batch: single == nil, sp: sp}
 	var meta []byte
 	var data [][]byte
 	if single != nil {
