@@ -329,11 +329,11 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 				return &heads[i].head, nil
 			}
 		}
-		h, err := s.headLocked(k)
+		h, view, err := s.headLocked(k)
 		if err != nil {
 			return nil, err
 		}
-		heads = append(heads, headUpdate{key: k, head: h})
+		heads = append(heads, headUpdate{key: k, head: h, view: view})
 		return &heads[len(heads)-1].head, nil
 	}
 	res := CommitResult{Lengths: make([]uint64, len(r.groups)), StreamIDs: make([]StreamID, 0, len(p.contents))}
@@ -430,23 +430,23 @@ func (g *sidGen) next() StreamID {
 	return g.last
 }
 
-// headLocked returns the commit view of a stream's head, loading it from the index on first use.
-// A stream with records in flight always has its head in the map, so the durable view is exact
-// for any stream that is not. REQUIRES: s.mu held.
-func (s *Store) headLocked(k StreamKey) (head, error) {
-	if h, ok := s.mu.heads.get(k); ok {
-		return h.head, nil
+// headLocked returns the commit view of a stream's head, loading it from the index on first use,
+// and the view's entry for it. A stream with records in flight always has its head in the view,
+// so the durable view is exact for any stream that is not. A stream the filter of known streams
+// has never seen has no head anywhere: its empty head is not put in the view (no entry), which
+// writeLocked does if the commit goes through. REQUIRES: s.mu held.
+func (s *Store) headLocked(k StreamKey) (head, *commitHead, error) {
+	if ch, ok := s.mu.heads.get(k); ok {
+		return ch.head, ch, nil
 	}
-	var h head
-	if s.known.mayHave(k) {
-		var err error
-		if h, err = s.durableHead(k); err != nil {
-			return head{}, err
-		}
+	if !s.known.mayHave(k) {
+		return head{}, nil, nil
 	}
-	s.mu.heads.prune(s.visible.Load())
-	s.mu.heads.add(k, h)
-	return h, nil
+	h, err := s.durableHead(k)
+	if err != nil {
+		return head{}, nil, err
+	}
+	return h, s.mu.heads.add(k, h), nil
 }
 
 // writeLocked assigns the lsn, patches it in and hands the record to the log, which fixes log
@@ -466,13 +466,23 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 			s.known.add(r.groups[gi].stream)
 		}
 	}
+	// Every entry headLocked returned is still in the view: only prune forgets heads, and it
+	// runs below, after the record's heads are the most recently written. The heads go on
+	// with the record to the overlay, without the entries, which the view alone keeps alive.
+	added := 0
 	for i := range heads {
-		heads[i].head.lsn = r.lsn
-		if cur, ok := s.mu.heads.get(heads[i].key); ok {
-			s.mu.heads.written(cur, heads[i].head)
+		u := &heads[i]
+		u.head.lsn = r.lsn
+		if u.view != nil {
+			s.mu.heads.written(u.view, u.head)
+			u.view = nil
 		} else {
-			s.mu.heads.add(heads[i].key, heads[i].head)
+			s.mu.heads.add(u.key, u.head)
+			added++
 		}
+	}
+	for range added {
+		s.mu.heads.prune(s.visible.Load())
 	}
 	pending := s.wal.Write(kindRecord, p.payload)
 	a := &p.applied

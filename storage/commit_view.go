@@ -48,11 +48,13 @@ func (v *commitView) get(k StreamKey) (*commitHead, bool) {
 
 func (v *commitView) len() int { return len(v.m) }
 
-// add puts a head for k, which the view must not hold, as the most recently written.
-func (v *commitView) add(k StreamKey, h head) {
+// add puts a head for k, which the view must not hold, as the most recently written, and
+// returns its entry.
+func (v *commitView) add(k StreamKey, h head) *commitHead {
 	ch := &commitHead{head: h, key: k}
 	v.m[k] = ch
 	v.pushBack(ch)
+	return ch
 }
 
 // written sets ch's head and makes it the most recently written.

@@ -75,6 +75,9 @@ type applied struct {
 type headUpdate struct {
 	key  StreamKey
 	head head
+	// view is the commit view's entry for the stream, from headLocked to writeLocked; nil for
+	// a stream no commit wrote before, and once the record is written.
+	view *commitHead
 }
 
 func newOverlay() *overlay { return &overlay{} }

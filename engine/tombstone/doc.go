@@ -23,8 +23,7 @@
 // version deployed to the environment cascaded in it (the engine answers Env.RefsComplete from
 // the control plane's versions); where it is not (a rule added after the first deploy, a version
 // that no longer loads), discovery reads every event of the type's streams instead, as the
-// Tombstones page describes it, which also finds streams written without references (imported
-// ones, say).
+// Tombstones page describes it. Streams written before the index existed are found only there.
 //
 // # Invariants
 //

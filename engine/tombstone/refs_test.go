@@ -229,7 +229,7 @@ func TestRefStreamID(t *testing.T) {
 
 // Discovery finds an entity's streams by their references where the engine says the index is
 // complete, and by reading every stream elsewhere: there it also finds the streams written
-// without references (under a spec version whose rules did not read them, or imported).
+// without references (under a spec version whose rules did not read them).
 func TestDiscoverReadsStreamsWithoutReferences(t *testing.T) {
 	st, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
 	if err != nil {
