@@ -467,9 +467,8 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 		}
 	}
 	// Every entry headLocked returned is still in the view: only prune forgets heads, and it
-	// runs below, after the record's heads are the most recently written. The heads go on
-	// with the record to the overlay, without the entries, which the view alone keeps alive.
-	added := 0
+	// runs below, once the record's heads are the most recently written. The heads go on with
+	// the record to the overlay, without the entries, which the view alone keeps alive.
 	for i := range heads {
 		u := &heads[i]
 		u.head.lsn = r.lsn
@@ -478,10 +477,11 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 			u.view = nil
 		} else {
 			s.mu.heads.add(u.key, u.head)
-			added++
 		}
 	}
-	for range added {
+	// A few heads forgotten for each head written keep the view at its bound, whether its
+	// heads were added here or by headLocked (found in the index).
+	for range heads {
 		s.mu.heads.prune(s.visible.Load())
 	}
 	pending := s.wal.Write(kindRecord, p.payload)

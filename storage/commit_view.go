@@ -2,7 +2,8 @@ package storage
 
 // commitView is the commit path's map of stream heads (Store.mu.heads), which includes commits
 // not yet durable. It keeps its heads on a list in the order they were last written, so that it
-// can forget the oldest ones once readers see them, a few at each new stream: forgetting them
+// can forget the oldest ones once readers see them, a few at each head a commit writes while it
+// holds more than its bound: forgetting them
 // all at once, in one pass over the map under the commit lock, held every commit up for as long
 // as the pass took (tens of milliseconds with 100,000 streams written in a second, found with an
 // execution trace: the pass was even preempted while every committer waited).
@@ -31,7 +32,7 @@ type commitHead struct {
 // server's processor at 64 connections.
 const commitViewBound = 1 << 14
 
-// pruneStep is how many heads adding one may forget: more than one, so that the view shrinks
+// pruneStep is how many heads writing one may forget: more than one, so that the view shrinks
 // back to its bound after the index caught up.
 const pruneStep = 8
 
