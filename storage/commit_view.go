@@ -3,10 +3,10 @@ package storage
 // commitView is the commit path's map of stream heads (Store.mu.heads), which includes commits
 // not yet durable. It keeps its heads on a list in the order they were last written, so that it
 // can forget the oldest ones once readers see them, a few at each head a commit writes while it
-// holds more than its bound: forgetting them
-// all at once, in one pass over the map under the commit lock, held every commit up for as long
-// as the pass took (tens of milliseconds with 100,000 streams written in a second, found with an
-// execution trace: the pass was even preempted while every committer waited).
+// holds more than its bound: forgetting them all at once, in one pass over the map under the
+// commit lock, held every commit up for as long as the pass took (tens of milliseconds with
+// 100,000 streams written in a second, found with an execution trace: the pass was even
+// preempted while every committer waited).
 //
 // A head whose last record is published (in the overlay, or already in bbolt) can be forgotten
 // because the durable view then gives the same head. A head whose record is not is never
