@@ -291,7 +291,10 @@ func TestCascadeAddedLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, _ := spec.Load(doc)
+	sp, report := spec.Load(doc)
+	if !report.OK() {
+		t.Fatal(report.Err())
+	}
 	f.e.SpecDeployed(f.t, v.Version, sp)
 	a, err := f.e.CreateTombstone(f.t, "user", alice, tombstone.Request{})
 	if err != nil {
