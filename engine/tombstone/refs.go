@@ -359,14 +359,13 @@ func Discover(st storage.EventStore, sp *spec.Spec, entity storage.StreamKey, co
 			if !r.cascade {
 				continue
 			}
+			var err error
 			indexed := false
 			if complete != nil {
-				var err error
 				if indexed, err = complete(r.role, typ); err != nil {
 					return nil, err
 				}
 			}
-			var err error
 			if indexed {
 				err = scanRefs(st, r.role, typ, entity, found)
 			} else {
