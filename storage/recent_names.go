@@ -77,13 +77,14 @@ func (r *recentNames) add(es []nameEntry) {
 	}
 }
 
-// clear forgets every name, once a committed transaction merged them. The map keeps its room for
-// the names that gather until the next merge.
+// clear forgets every name, once a committed transaction merged them. The map and the list of
+// unsorted keys keep their room for the names that gather until the next merge.
 func (r *recentNames) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	clear(r.nos)
-	r.sorted, r.unsorted = nil, nil
+	clear(r.unsorted)
+	r.sorted, r.unsorted = nil, r.unsorted[:0]
 }
 
 // entries appends every recent name to dst.
