@@ -458,7 +458,7 @@ func BenchmarkKnownStreams(b *testing.B) {
 				keys[i] = StreamKey{Type: "order", ID: fmt.Sprintf("c0000000-0000-4000-a000-%012d", i)}
 			}
 			for i := 0; b.Loop(); i++ {
-				f.mayHave(keys[i%len(keys)])
+				f.mayHave(f.hashKey(keys[i%len(keys)]))
 			}
 			b.ReportMetric(100*float64(maybe)/probes, "fp-%")
 			b.ReportMetric(float64(len(f.stages)), "stages")

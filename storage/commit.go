@@ -323,31 +323,33 @@ func (s *Store) usableLocked() error {
 func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 	r := p.rec
 	heads := p.heads[:0]
-	find := func(k StreamKey) (*head, error) {
+	find := func(k StreamKey) (*headUpdate, error) {
 		for i := range heads {
 			if heads[i].key == k {
-				return &heads[i].head, nil
+				return &heads[i], nil
 			}
 		}
-		h, view, err := s.headLocked(k)
+		hash := s.known.hashKey(k)
+		h, view, err := s.headLocked(k, hash)
 		if err != nil {
 			return nil, err
 		}
-		heads = append(heads, headUpdate{key: k, head: h, view: view})
-		return &heads[len(heads)-1].head, nil
+		// No head anywhere (commit view or index): no earlier record touched the stream, so
+		// the indexer need not look for one.
+		heads = append(heads, headUpdate{key: k, hash: hash, head: h, view: view, fresh: h.lsn == 0 && h.no == 0})
+		return &heads[len(heads)-1], nil
 	}
 	res := CommitResult{Lengths: make([]uint64, len(r.groups)), StreamIDs: make([]StreamID, 0, len(p.contents))}
 	sids := sidGen{clock: s.clock, last: s.mu.lastSID}
 	ord := 0
 	for gi := range r.groups {
 		g := &r.groups[gi]
-		h, err := find(g.stream)
+		u, err := find(g.stream)
 		if err != nil {
 			return CommitResult{}, nil, err
 		}
-		// No head anywhere (commit view or index): no earlier record touched the stream, so
-		// the indexer need not look for one.
-		g.fresh = h.lsn == 0 && h.no == 0
+		h := &u.head
+		g.fresh = u.fresh
 		if ex := p.expects[gi]; ex.Kind != Skip && ex.Length != h.Length {
 			return CommitResult{}, nil, &ConflictError{Stream: g.stream, Kind: ex.Kind, Expected: ex.Length, Actual: h.Length, lsn: h.lsn}
 		}
@@ -391,10 +393,11 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 		if pt.Stream == (StreamKey{}) {
 			continue
 		}
-		h, err := find(pt.Stream)
+		u, err := find(pt.Stream)
 		if err != nil {
 			return CommitResult{}, nil, err
 		}
+		h := &u.head
 		digits := p.payload[p.offs.puts[ordered] : p.offs.puts[ordered]+16]
 		hex.Encode(digits, binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(h.FirstTimestamp)))
 		spaceKey := r.spaceKeys[i]
@@ -435,18 +438,18 @@ func (g *sidGen) next() StreamID {
 // so the durable view is exact for any stream that is not. A stream the filter of known streams
 // has never seen has no head anywhere: its empty head is not put in the view (no entry), which
 // writeLocked does if the commit goes through. REQUIRES: s.mu held.
-func (s *Store) headLocked(k StreamKey) (head, *commitHead, error) {
-	if ch, ok := s.mu.heads.get(k); ok {
+func (s *Store) headLocked(k StreamKey, hash uint64) (head, *commitHead, error) {
+	if ch, ok := s.mu.heads.get(k, hash); ok {
 		return ch.head, ch, nil
 	}
-	if !s.known.mayHave(k) {
+	if !s.known.mayHave(hash) {
 		return head{}, nil, nil
 	}
 	h, err := s.durableHead(k)
 	if err != nil {
 		return head{}, nil, err
 	}
-	return h, s.mu.heads.add(k, h), nil
+	return h, s.mu.heads.add(k, hash, h), nil
 }
 
 // writeLocked assigns the lsn, patches it in and hands the record to the log, which fixes log
@@ -461,9 +464,9 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 	binary.LittleEndian.PutUint64(p.payload[1:], r.lsn)
 	binary.LittleEndian.PutUint64(p.payload[9:], r.eff)
 	s.noteLiveLocked(r, p.relied)
-	for gi := range r.groups {
-		if r.groups[gi].fresh {
-			s.known.add(r.groups[gi].stream)
+	for i := range heads {
+		if heads[i].fresh {
+			s.known.addHashes(heads[i].hash)
 		}
 	}
 	// Every entry headLocked returned is still in the view: only prune forgets heads, and it
@@ -476,7 +479,7 @@ func (s *Store) writeLocked(p *prepared, heads []headUpdate) *applied {
 			s.mu.heads.written(u.view, u.head)
 			u.view = nil
 		} else {
-			s.mu.heads.add(u.key, u.head)
+			s.mu.heads.add(u.key, u.hash, u.head)
 		}
 	}
 	// A few heads forgotten for each head written keep the view at its bound, whether its

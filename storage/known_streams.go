@@ -81,8 +81,6 @@ func blockMask(h uint64) bloomBlock {
 // blockIndex picks the block of a stage with n blocks, from the hash's high half.
 func blockIndex(h uint64, n int) int { return int(uint64(uint32(h>>32)) * uint64(n) >> 32) }
 
-func (f *knownStreams) add(k StreamKey) { f.addHashes(f.hashKey(k)) }
-
 func (f *knownStreams) addHashes(hs ...uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -110,12 +108,13 @@ func (f *knownStreams) addLocked(h uint64) {
 	f.added++
 }
 
-// mayHave reports whether stream k may have a head; false is certain.
-func (f *knownStreams) mayHave(k StreamKey) bool {
+// mayHave reports whether the stream whose key hashes to h (hashKey) may have a head; false is
+// certain.
+func (f *knownStreams) mayHave(h uint64) bool {
 	if !f.ready.Load() {
 		return true
 	}
-	return f.mayHaveHash(f.hashKey(k))
+	return f.mayHaveHash(h)
 }
 
 // mayHaveHash is mayHave of a hashed key, for a filter whose scan is done.

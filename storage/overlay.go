@@ -74,7 +74,10 @@ type applied struct {
 
 type headUpdate struct {
 	key  StreamKey
+	hash uint64 // of key, knownStreams.hashKey
 	head head
+	// fresh says that no earlier record touched the stream (see recGroup.fresh).
+	fresh bool
 	// view is the commit view's entry for the stream, from headLocked to writeLocked; nil for
 	// a stream no commit wrote before, and once the record is written.
 	view *commitHead

@@ -117,7 +117,8 @@ func (s *Store) rewriteOnce(k StreamKey, fn func(Event) (NewEvent, error)) (Rewr
 		s.mu.Unlock()
 		return RewriteResult{}, err
 	}
-	cur, view, err := s.headLocked(k)
+	hash := s.known.hashKey(k)
+	cur, view, err := s.headLocked(k, hash)
 	if err != nil {
 		s.mu.Unlock()
 		return RewriteResult{}, err
@@ -128,7 +129,7 @@ func (s *Store) rewriteOnce(k StreamKey, fn func(Event) (NewEvent, error)) (Rewr
 	}
 	last := g.events[len(g.events)-1]
 	cur.LastHash, cur.LastTimestamp, cur.FirstTimestamp = last.hash, last.ts, g.events[0].ts
-	pending := s.writeLocked(p, []headUpdate{{key: k, head: cur, view: view}})
+	pending := s.writeLocked(p, []headUpdate{{key: k, hash: hash, head: cur, view: view}})
 	s.mu.Unlock()
 	if err := s.await(pending); err != nil {
 		return RewriteResult{}, err
