@@ -26,7 +26,11 @@ import (
 // drops a generation only after the bbolt transaction holding it committed, so a reader never
 // misses a version: it finds it in its overlay copy or in bbolt, and possibly in both.
 type overlay struct {
-	mu sync.RWMutex
+	// hash is knownStreams.hashKey, by which generations keep their streams: the commit path
+	// has hashed every stream of a record already (headUpdate.hash), and a reader hashes its
+	// stream once, where a map keyed by StreamKey hashed it again in every generation.
+	hash func(StreamKey) uint64
+	mu   sync.RWMutex
 	// gens holds the generations, oldest first; the last one is unsealed unless the indexer
 	// just took it. Protected by mu.
 	gens []*ovGen
@@ -38,7 +42,8 @@ type overlay struct {
 
 // ovGen is one generation: records that go into one index transaction together.
 type ovGen struct {
-	streams map[StreamKey]*ovStream
+	// streams holds the generation's streams by hash, those of one hash chained (ovStream.next).
+	streams map[uint64]*ovStream
 	records window[wal.Pos] // by lsn
 	space   map[string]spaceEntry
 	// batch holds the generation's records in lsn order, and puts counts the entries the index
@@ -58,6 +63,8 @@ const streamSlab = 256
 func (g *ovGen) full() bool { return g.puts >= indexBatch }
 
 type ovStream struct {
+	key    StreamKey
+	next   *ovStream     // another stream of the same hash
 	head   head          // valid when head.lsn != 0
 	events window[entry] // by event index
 }
@@ -83,7 +90,7 @@ type headUpdate struct {
 	view *commitHead
 }
 
-func newOverlay() *overlay { return &overlay{} }
+func newOverlay(hash func(StreamKey) uint64) *overlay { return &overlay{hash: hash} }
 
 // newGen returns a generation whose maps have room for as many streams and keys as prev, the
 // generation before it, held: generations under a steady load are alike, and maps grown from
@@ -93,19 +100,31 @@ func newGen(prev *ovGen) *ovGen {
 	if prev != nil {
 		streams, space = len(prev.streams), len(prev.space)
 	}
-	return &ovGen{streams: make(map[StreamKey]*ovStream, streams), space: make(map[string]spaceEntry, space)}
+	return &ovGen{streams: make(map[uint64]*ovStream, streams), space: make(map[string]spaceEntry, space)}
 }
 
-func (g *ovGen) stream(k StreamKey) *ovStream {
-	s := g.streams[k]
-	if s == nil {
-		if len(g.slab) == cap(g.slab) {
-			g.slab = make([]ovStream, 0, streamSlab)
+// find returns the generation's stream k, whose hash is hash, or nil.
+func (g *ovGen) find(k StreamKey, hash uint64) *ovStream {
+	for s := g.streams[hash]; s != nil; s = s.next {
+		if s.key == k {
+			return s
 		}
-		g.slab = g.slab[:len(g.slab)+1]
-		s = &g.slab[len(g.slab)-1]
-		g.streams[k] = s
 	}
+	return nil
+}
+
+// stream returns the generation's stream k, whose hash is hash, adding it if it has none.
+func (g *ovGen) stream(k StreamKey, hash uint64) *ovStream {
+	if s := g.find(k, hash); s != nil {
+		return s
+	}
+	if len(g.slab) == cap(g.slab) {
+		g.slab = make([]ovStream, 0, streamSlab)
+	}
+	g.slab = g.slab[:len(g.slab)+1]
+	s := &g.slab[len(g.slab)-1]
+	s.key, s.next = k, g.streams[hash]
+	g.streams[hash] = s
 	return s
 }
 
@@ -129,10 +148,13 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 	matched := 0
 	for gi := range r.groups {
 		rg := &r.groups[gi]
-		st := g.stream(rg.stream)
+		var st *ovStream
 		if matched == gi && gi < len(a.heads) && a.heads[gi].key == rg.stream {
+			st = g.stream(rg.stream, a.heads[gi].hash)
 			st.head = a.heads[gi].head
 			matched++
+		} else {
+			st = g.stream(rg.stream, o.hash(rg.stream))
 		}
 		for i := range rg.events {
 			ev := &rg.events[i]
@@ -151,7 +173,7 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 		ordinal += uint32(len(rg.events))
 	}
 	for _, h := range a.heads[matched:] {
-		g.stream(h.key).head = h.head
+		g.stream(h.key, h.hash).head = h.head
 	}
 	setSpace := func(k string, live bool, value []byte) {
 		if carry {
@@ -224,10 +246,11 @@ func (o *overlay) crowded(limit int) bool { return o.held.Load() >= int64(limit)
 
 // head returns the newest head of k in the overlay; lsn 0 when it has none.
 func (o *overlay) head(k StreamKey) head {
+	hash := o.hash(k)
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	for i := len(o.gens) - 1; i >= 0; i-- {
-		if st := o.gens[i].streams[k]; st != nil && st.head.lsn != 0 {
+		if st := o.gens[i].find(k, hash); st != nil && st.head.lsn != 0 {
 			return st.head
 		}
 	}
@@ -236,8 +259,9 @@ func (o *overlay) head(k StreamKey) head {
 
 // entryLocked returns the newest entry of event idx of k in the overlay. REQUIRES: o.mu held.
 func (o *overlay) entryLocked(k StreamKey, idx uint64) (entry, bool) {
+	hash := o.hash(k)
 	for i := len(o.gens) - 1; i >= 0; i-- {
-		if st := o.gens[i].streams[k]; st != nil {
+		if st := o.gens[i].find(k, hash); st != nil {
 			if e, ok := st.events.get(idx); ok {
 				return e, true
 			}
@@ -248,10 +272,11 @@ func (o *overlay) entryLocked(k StreamKey, idx uint64) (entry, bool) {
 
 // entries sets out[i] to the overlay's entry of event from+i of k, where it has one.
 func (o *overlay) entries(k StreamKey, from uint64, out []entry) {
+	hash := o.hash(k)
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	for _, g := range o.gens {
-		st := g.streams[k]
+		st := g.find(k, hash)
 		if st == nil || st.events.empty() {
 			continue
 		}
@@ -279,9 +304,11 @@ func (o *overlay) ids(typ, cursor string) []string {
 	var out []string
 	o.mu.RLock()
 	for _, g := range o.gens {
-		for k, st := range g.streams {
-			if k.Type == typ && st.head.Length > 0 && k.ID > cursor {
-				out = append(out, k.ID)
+		for _, st := range g.streams {
+			for ; st != nil; st = st.next {
+				if k := st.key; k.Type == typ && st.head.Length > 0 && k.ID > cursor {
+					out = append(out, k.ID)
+				}
 			}
 		}
 	}

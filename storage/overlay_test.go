@@ -106,7 +106,7 @@ func TestReadsAcrossOverlayGenerations(t *testing.T) {
 // not once it holds indexBatch records, so one index transaction never builds a batch of several
 // hundred thousand entries.
 func TestOverlayGenerationFullByEntries(t *testing.T) {
-	o := newOverlay()
+	o := newOverlay(newKnownStreams().hashKey)
 	const streams = 11
 	perRecord := 1 + 2*streams // its positions, then an event and a space key per stream
 	for lsn := uint64(1); ; lsn++ {
@@ -151,7 +151,7 @@ func TestOverlayTakesGenerationsForOneTransaction(t *testing.T) {
 		{"a full one left behind", []int{indexBatch, indexBatch}, indexBatch, 1, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := newOverlay()
+			o := newOverlay(newKnownStreams().hashKey)
 			for _, n := range c.puts {
 				o.gens = append(o.gens, &ovGen{batch: []*applied{{}}, puts: n})
 				o.held.Add(int64(n))
@@ -228,8 +228,14 @@ func TestIndexerWritesPendingGenerationsTogether(t *testing.T) {
 // TestOverlayHeadsOfRecord applies records whose heads come in the order of their groups, in
 // another order, and in the same order only at first: applyLocked sets a group's head where it
 // finds the group's stream while the orders agree, and the rest by key, so every stream must end
-// with its own head whatever the order.
+// with its own head whatever the order, and whether the streams' hashes differ or not.
 func TestOverlayHeadsOfRecord(t *testing.T) {
+	for _, hash := range []func(StreamKey) uint64{newKnownStreams().hashKey, func(StreamKey) uint64 { return 1 }} {
+		testOverlayHeadsOfRecord(t, hash)
+	}
+}
+
+func testOverlayHeadsOfRecord(t *testing.T, hash func(StreamKey) uint64) {
 	for _, c := range []struct {
 		name          string
 		groups, heads string
@@ -240,7 +246,7 @@ func TestOverlayHeadsOfRecord(t *testing.T) {
 		{"one group", "a", "a"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := newOverlay()
+			o := newOverlay(hash)
 			r := &record{lsn: 7, eff: 7}
 			for _, g := range c.groups {
 				r.groups = append(r.groups, recGroup{stream: key("t", string(g)), first: 1, events: []recEvent{{ts: 1}}})
@@ -249,7 +255,7 @@ func TestOverlayHeadsOfRecord(t *testing.T) {
 			// Each stream's head has a length of its own: the position of its letter.
 			lengthOf := func(id rune) uint64 { return uint64(id-'a') + 1 }
 			for _, h := range c.heads {
-				a.heads = append(a.heads, headUpdate{key: key("t", string(h)), head: head{StreamInfo: StreamInfo{Length: lengthOf(h)}, lsn: r.lsn}})
+				a.heads = append(a.heads, headUpdate{key: key("t", string(h)), hash: hash(key("t", string(h))), head: head{StreamInfo: StreamInfo{Length: lengthOf(h)}, lsn: r.lsn}})
 			}
 			o.mu.Lock()
 			o.applyLocked(a, nil, nil)
@@ -259,7 +265,13 @@ func TestOverlayHeadsOfRecord(t *testing.T) {
 					t.Errorf("head of %c: length %d lsn %d, want length %d lsn %d", g, got.Length, got.lsn, lengthOf(g), r.lsn)
 				}
 			}
-			if n := len(o.gens[0].streams); n != len(c.groups) {
+			n := 0
+			for _, st := range o.gens[0].streams {
+				for ; st != nil; st = st.next {
+					n++
+				}
+			}
+			if n != len(c.groups) {
 				t.Errorf("the generation holds %d streams, want %d", n, len(c.groups))
 			}
 		})

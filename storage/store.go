@@ -120,7 +120,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		dir: dir, opts: opts, log: opts.logger(), clock: opts.clock(),
-		ov:          newOverlay(),
 		cache:       newRecordCache(opts.CacheBytes),
 		names:       newRecentNames(),
 		indexSignal: make(chan struct{}, 1),
@@ -134,6 +133,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		scanStop:    make(chan struct{}),
 		scanDone:    make(chan struct{}),
 	}
+	s.ov = newOverlay(s.known.hashKey)
 	s.mu.heads = newCommitView()
 	s.flushCond = sync.NewCond(&s.flushMu)
 	s.pubCond = sync.NewCond(&s.qmu)
