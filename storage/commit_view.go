@@ -16,7 +16,7 @@ type commitView struct {
 	// chained through commitHead.chain; it has a power of two slots, at least as many as heads.
 	// The commit path hashes a stream once, for the filter of known streams and for the view:
 	// a map keyed by StreamKey hashed the key's strings again at every look-up, insertion and
-	// deletion (about a third of the commit lock's time under orders to new streams).
+	// deletion (two fifths of the commit lock's time under orders to new streams).
 	slots []*commitHead
 	n     int
 	// root links the list: root.next is the least recently written head, root.prev the most.
