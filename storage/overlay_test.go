@@ -230,8 +230,12 @@ func TestIndexerWritesPendingGenerationsTogether(t *testing.T) {
 // finds the group's stream while the orders agree, and the rest by key, so every stream must end
 // with its own head whatever the order, and whether the streams' hashes differ or not.
 func TestOverlayHeadsOfRecord(t *testing.T) {
-	for _, hash := range []func(StreamKey) uint64{newKnownStreams().hashKey, func(StreamKey) uint64 { return 1 }} {
-		testOverlayHeadsOfRecord(t, hash)
+	hashes := map[string]func(StreamKey) uint64{
+		"hashKey":  newKnownStreams().hashKey,
+		"one hash": func(StreamKey) uint64 { return 1 },
+	}
+	for name, hash := range hashes {
+		t.Run(name, func(t *testing.T) { testOverlayHeadsOfRecord(t, hash) })
 	}
 }
 
