@@ -108,22 +108,10 @@
 // In a quieter spell (load average 3.7), 5 alternated runs of writers=64 and 256 only (-test.bench
 // 'Commit$/writers=(64|256)/'), preallocation won every pair at 64 committers: 87,200/s, 520 µs,
 // 5.4 ms, 42.6 records per fsync without it; 97,600/s, 376 µs, 5.4 ms, 34.8 with it; at 256
-// committers 102,000/s, 1.4 ms, 23 ms against 107,000/s, 1.2 ms, 21 ms. Waiting up to a whole
-// flush in gather instead of half (tried with preallocation, 4 alternated runs) filled groups
-// (43 records per fsync against 38) but was slower (75,700/s against 90,300/s at 64 committers),
-// so the gather bound stays at half a flush.
+// committers 102,000/s, 1.4 ms, 23 ms against 107,000/s, 1.2 ms, 21 ms.
 //
 // The p50 falls by a third to a half wherever the fsync dominates (one to eight committers, and the
-// log alone at any concurrency). Storage at 64 committers gains 5 to 12 percent, short of the
-// 200,000/s aimed at: the committers' return R is now well above the flush F, gather (bounded by
-// half a flush) ends before most of them are back, so groups are smaller, and the two-cohort bound
-// 32/max(F, R/2) is set by R, that is by processor time per commit, not by the disk.
-//
-// Later, on an otherwise idle machine: gather's wait loop itself takes a core from the committers
-// it waits for. Skipping the gather when a group of at least 8 records (and a quarter of the
-// woken ones) already formed during the fsync took storage BenchmarkCommit from ~161,000/s to
-// ~181,000/s at 64 committers (p50 282 -> 232 µs) and kept the gain of gathering at 8 committers
-// (~55,000/s against ~46,000/s with no gather at all); 256 committers ~178,000/s.
+// log alone at any concurrency).
 //
 // # Group commit
 //
@@ -132,43 +120,28 @@
 // group's waiters. A group is never written while an earlier one is unsynced, so the write of one
 // group never overlaps the fsync of the one before, and Wait is never answered early.
 //
-// Gather. Appenders woken by a group need a moment before they write again (their own work between
-// commits, such as storage's concurrency check, hashing and encoding, and the goroutine that
-// relays the wake-up). A flusher that took the next group at once, or after a few idle yields,
-// would split steady concurrent appenders into cohorts that alternate, each fsync carrying part of
-// them. So after waking a group the flusher holds the next one open until it holds the records
-// already queued plus as many again as the group just woken carried (the records that arrived
-// during the fsync are not counted as woken ones), or until half the average flush (write and
-// fsync; weight 1/4, one flush counted at most twice the average) has passed, whichever is first.
-// It yields the processor meanwhile. It does not wait when only the woken appender writes, so a
-// lone appender costs one fsync and no added delay, and a wait in vain costs at most half an
-// fsync. Gather runs after the waiters are woken and before the next group is taken: it delays a
-// write, never an acknowledgement, and changes no order.
+// The next group is taken as soon as the last one's waiters are woken, however few records it
+// holds: while one group is written and fsynced the next fills, so steady concurrent appenders
+// settle into cohorts that alternate, each fsync carrying part of them. An earlier flusher
+// held the next group open after waking one (gather: until the woken appenders were back, for at
+// most half an fsync, yielding the processor in a loop meanwhile). In process it filled groups
+// (storage BenchmarkCommit at 8 committers: 7.7 records per fsync against 4.2), but behind the
+// HTTP server, where a woken committer comes back only after its answer, the client's next
+// request and that request's work, it seldom saw them back in time, and its loop took processor
+// time from them. Without it, bench/'s loadgen on 2 cores (three alternated pairs of 8 s runs,
+// with and without gather, same build otherwise; writes/s): single-event writes at 1 connection
+// 2,209 -> 2,385, 16 connections 15,522 -> 17,259, 64 connections 24,377 -> 30,213, 256
+// connections 33,051 -> 37,406; orders implying ten events 7,257 -> 7,455. In process,
+// BenchmarkCommit (two alternated runs, events/s) stayed within its noise: 8 committers 33,577
+// and 28,631 with gather, 21,946 and 28,041 without; 64 committers 81,024 and 97,040 against
+// 68,267 and 94,560; 256 committers 103,032 and 109,456 against 95,302 and 110,380.
 //
-// Measured against stopping after three yields that bring no record (the rule gather replaced) with
-// BenchmarkCommit of storage (one ~300-byte event per commit) and BenchmarkAppend, on the shared
-// 2-core machine this runs on, interleaved, median of 6 runs of 1 s each (events/s, p50, p99,
-// records per fsync):
-//
-//	                       three idle yields                 gather
-//	Commit writers=1       6,400/s  149 µs  290 µs    1.0    6,400/s  140 µs  258 µs    1.0
-//	Commit writers=8      28,400/s  218 µs  1.3 ms    7.0   34,400/s  210 µs  0.9 ms    7.9
-//	Commit writers=64     87,700/s  514 µs  5.5 ms   38.8   92,500/s  482 µs  5.3 ms   43.1
-//	Commit writers=256   110,000/s  1.3 ms   19 ms    122  102,000/s  1.4 ms   19 ms    102
-//	Append writers=64    259,000/s  247 µs  375 µs   62.3  273,000/s  228 µs  370 µs   63.8
-//
-// At 256 committers half a flush ends most gathers before everyone is back, so groups are smaller
-// than under the idle-yield rule, which kept waiting as long as records kept arriving; the rate is
-// the same within the noise of the shared machine (runs ranged from 90,000/s to 150,000/s).
-//
-// Fuller groups barely move storage's rate at 64 committers: there a group's write and fsync take
-// about 230 µs (p50, 20 KB), and the woken committers need about as long to come back (half of
-// them in 140 µs, all in 230 µs: their commit work, about 3.5 µs of processor each). With a flush
-// of F and a return of R, waiting for everyone gives 64/(F+R) commits a second, and not waiting
-// (two cohorts, each working while the other's fsync runs) about 32/max(F, R/2); both are near
-// 140,000/s when F ≈ R. A cheaper fsync raises both: fdatasync after overwriting blocks already
-// allocated and synced costs about 110 µs here against 180 µs after an append that grows the file,
-// which is what preallocation (above) buys.
+// Fuller groups barely move the rate anyway: with a flush of F and a committer's return of R,
+// waiting for everyone gives n/(F+R) commits a second at n committers, and not waiting (two
+// cohorts, each working while the other's fsync runs) about (n/2)/max(F, R/2); the two are close
+// when F ≈ R, and behind HTTP R is well above F. A cheaper fsync raises both: fdatasync after
+// overwriting blocks already allocated and synced costs about 110 µs here against 180 µs after an
+// append that grows the file, which is what preallocation (above) buys.
 //
 // # Recovery
 //

@@ -4,9 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"runtime"
 	"sync"
-	"time"
 )
 
 // Group commit.
@@ -15,8 +13,7 @@ import (
 // copy the frame, appends it to the group being filled and learns its position and group number.
 // One flusher goroutine takes the whole group at once, writes it with one write per segment it
 // touches and one fsync, then wakes the group's waiters. While it writes, the next group fills.
-// After waking a group, the flusher holds the next one open until the appenders it woke are back
-// in it, for at most half a flush (gather; the policy and its figures are in doc.go).
+// After waking a group, the flusher takes the next one at once, however small (doc.go says why).
 //
 // Ordering guarantees:
 //   - Records reach the file in the order their Write calls took mu, and positions increase in
@@ -26,9 +23,6 @@ import (
 //     created, and the directory is fsynced after a segment is created, so after a crash only
 //     the last segment can have a torn tail or a preallocated one.
 //   - End() moves only after the fsync, so readers never see bytes that a crash could take back.
-//   - gather runs after a group's waiters are woken and before the next group is taken: it delays
-//     the next write, never an acknowledgement, and it neither reorders records nor lets a group
-//     be written while an earlier one is still unsynced.
 
 // maxSpare bounds the group buffer kept for reuse, so that one huge record does not pin memory.
 const maxSpare = 4 << 20
@@ -213,16 +207,13 @@ func (l *Log) flushLoop() {
 		l.mu.Unlock()
 
 		if failed == nil {
-			start := l.clock()
 			if err := l.writeGroup(buf, parts); err != nil {
 				l.fail(err)
 			} else {
-				l.noteFlush(l.clock().Sub(start))
 				l.durable.Store(end.Uint64())
 				l.stats.records.Add(uint64(records))
 				l.stats.groups.Add(1)
 				l.publish(seq)
-				l.gather(records)
 			}
 		}
 		if cap(buf) > maxSpare {
@@ -231,66 +222,6 @@ func (l *Log) flushLoop() {
 		l.spare, l.spareParts = buf, parts
 	}
 }
-
-// gatherShare is the inverse of the fraction of a group flush that gather may wait: at most half
-// of what writing and fsyncing a group costs, so a gather that waits in vain stretches a commit by
-// at most half an fsync.
-const gatherShare = 2
-
-// A gather is skipped when the records that arrived during the fsync already make a group worth
-// its own fsync: at least gatherBusyGroup of them, and at least 1/gatherBusyShare of the woken
-// ones. Waiting then gains little (the two cohorts alternate, each fsync carrying one), while the
-// flusher's wait loop takes a core from the committers it waits for; on 2 cores, 64 committers
-// went from ~161k to ~181k commits/s with this rule, and 8 committers kept the gain of gathering
-// (~55k against ~46k without it). Figures: storage BenchmarkCommit, machine otherwise idle.
-const (
-	gatherBusyGroup = 8
-	gatherBusyShare = 4
-)
-
-// noteFlush folds the duration of the latest group flush into the average that bounds gather.
-// Each flush moves the average a quarter of the way, and counts as at most twice the average, so
-// one fsync stalled behind another process's writes does not stretch the next gathers; a disk
-// that really became slower is followed within a few groups.
-func (l *Log) noteFlush(d time.Duration) {
-	if l.flushCost <= 0 {
-		l.flushCost = d
-		return
-	}
-	l.flushCost += (min(d, 2*l.flushCost) - l.flushCost) / 4
-}
-
-// gather holds the next group open until the appenders just woken are back in it, or until half
-// a flush has passed. Appenders woken by a group need a moment (their own work between commits,
-// and whatever wakes them, such as storage's publisher) before they write again; a flusher that
-// took the next group at once, or after a few idle yields, would split them into cohorts that
-// alternate, each fsync carrying part of them. It waits for every woken record's return on top of
-// the records already queued, so the records that arrived during the fsync are never counted as
-// the woken ones. When nobody but the woken appender writes (a lone appender), or when a group
-// already formed during the fsync (see gatherBusyGroup), it does not wait.
-func (l *Log) gather(woken int64) {
-	queued := l.mu.count.Load()
-	if woken+queued < 2 || queued >= gatherBusyGroup && queued*gatherBusyShare >= woken {
-		return
-	}
-	want := queued + woken
-	limit := l.flushCost / gatherShare
-	if limit <= 0 {
-		return
-	}
-	start := l.clock()
-	for i := 0; l.mu.count.Load() < want; i++ {
-		if i%gatherClockEvery == 0 && l.clock().Sub(start) >= limit {
-			return
-		}
-		runtime.Gosched()
-	}
-}
-
-// gatherClockEvery is how many yields gather makes between two readings of the clock. On a
-// virtual machine a reading can cost more than a yield: reading it at every yield, the clock
-// was most of gather's own time (about 1% of the server's processor with 64 writers over HTTP).
-const gatherClockEvery = 8
 
 // writeGroup writes one group and fsyncs it, switching segments where the group says so.
 func (l *Log) writeGroup(buf []byte, parts []part) error {

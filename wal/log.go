@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Log is an open log directory. All methods are safe for concurrent use.
@@ -23,7 +22,6 @@ type Log struct {
 	prealloc  int64 // how far ahead of the writer the active segment is zero-filled; 0: never
 	noSync    bool
 	logger    *slog.Logger
-	clock     func() time.Time // times group flushes, which bound gather
 
 	// table is what readers see of the segments; they load it and never take a lock.
 	table atomic.Pointer[segTable]
@@ -70,7 +68,6 @@ type Log struct {
 	spare      []byte
 	spareParts []part
 	wakeSpare  []chan struct{}
-	flushCost  time.Duration // average duration of a group's write and fsync; bounds gather
 
 	flusherDone chan struct{}
 	lock        io.Closer // the directory's LOCK file, held from Open to Close
@@ -100,14 +97,10 @@ func Open(dir string, opts Options) (*Log, error) {
 		prealloc:    max(cmp.Or(opts.Prealloc, DefaultPrealloc), 0),
 		noSync:      opts.NoSync,
 		logger:      opts.Logger,
-		clock:       opts.Clock,
 		flusherDone: make(chan struct{}),
 	}
 	if l.logger == nil {
 		l.logger = discardLogger()
-	}
-	if l.clock == nil {
-		l.clock = time.Now
 	}
 	l.mu.flushCond.L = &l.mu.Mutex
 	if err := l.fs.MkdirAll(dir); err != nil {

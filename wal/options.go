@@ -2,7 +2,6 @@ package wal
 
 import (
 	"log/slog"
-	"time"
 )
 
 // DefaultSegmentSize is the rotation size used when Options.SegmentSize is 0.
@@ -13,11 +12,10 @@ const DefaultPrealloc = 1 << 20
 
 // Options configure a Log. The zero value is the production setting.
 type Options struct {
-	SegmentSize       int64            // rotate before a segment would exceed this; 0 = 64 MiB; must be < 4 GiB
-	CompressThreshold int              // payloads at least this long are compressed; 0 = the measured default; <0 = never
-	Prealloc          int64            // zero-fill the active segment this far ahead of the writer; 0 = 1 MiB; <0 = never
-	NoSync            bool             // skip fsync; for tests and benchmarks only, never the default
-	Logger            *slog.Logger     // nil = discard
-	FS                FS               // nil = the operating system's filesystem; tests inject one that can crash
-	Clock             func() time.Time // nil = time.Now; times group flushes, which bound how long a group waits to fill
+	SegmentSize       int64        // rotate before a segment would exceed this; 0 = 64 MiB; must be < 4 GiB
+	CompressThreshold int          // payloads at least this long are compressed; 0 = the measured default; <0 = never
+	Prealloc          int64        // zero-fill the active segment this far ahead of the writer; 0 = 1 MiB; <0 = never
+	NoSync            bool         // skip fsync; for tests and benchmarks only, never the default
+	Logger            *slog.Logger // nil = discard
+	FS                FS           // nil = the operating system's filesystem; tests inject one that can crash
 }
