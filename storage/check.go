@@ -373,12 +373,16 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 			var prev [32]byte
 			for idx := uint64(1); idx <= h.Length; idx++ {
 				var e entry
-				v := eb.Get(eventKey(nil, h.no, idx))
-				if v == nil {
-					return fmt.Errorf("%w: %s event %d missing", ErrIndexMismatch, k, idx)
-				}
-				if err := e.unmarshal(v); err != nil {
-					return err
+				if h.Length == 1 {
+					e = h.onlyEntry(headOnly(hv))
+				} else {
+					v := eb.Get(eventKey(nil, h.no, idx))
+					if v == nil {
+						return fmt.Errorf("%w: %s event %d missing", ErrIndexMismatch, k, idx)
+					}
+					if err := e.unmarshal(v); err != nil {
+						return err
+					}
 				}
 				r, err := load(tx, e.holder)
 				if err != nil {

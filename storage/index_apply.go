@@ -148,6 +148,7 @@ type kv struct {
 type txHead struct {
 	head
 	key   StreamKey
+	only  eventRef // where the stream's event is while it has one (see index_codec.go)
 	dirty bool
 }
 
@@ -227,7 +228,7 @@ func (x *indexTx) finish() error {
 			if !h.dirty {
 				continue
 			}
-			v := h.marshal(x.alloc(headFixedSize+len(h.key.Type)+1+len(h.key.ID)), h.key)
+			v := h.marshal(x.alloc(headSize(h.Length, h.key)), h.key, h.only)
 			if err := x.heads.Put(binary.BigEndian.AppendUint64(x.alloc(8), h.no), v); err != nil {
 				return err
 			}
@@ -525,7 +526,7 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 	h := &x.slab[len(x.slab)-1]
 	h.key = k
 	if !fresh {
-		if err := x.lookupHead(k, &h.head); err != nil {
+		if err := x.lookupHead(k, h); err != nil {
 			return nil, err
 		}
 		if h.no != 0 {
@@ -540,7 +541,7 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 }
 
 // lookupHead reads the indexed head of k into h; it leaves h as it is if the index has none.
-func (x *indexTx) lookupHead(k StreamKey, h *head) error {
+func (x *indexTx) lookupHead(k StreamKey, h *txHead) error {
 	var no uint64
 	if x.recent != nil {
 		no = x.recent.get(k)
@@ -555,7 +556,13 @@ func (x *indexTx) lookupHead(k StreamKey, h *head) error {
 	if b == nil {
 		return fmt.Errorf("%w: stream %s has number %d but no head", ErrBadRecord, k, no)
 	}
-	return h.unmarshal(nk, b)
+	if err := h.unmarshal(nk, b); err != nil {
+		return err
+	}
+	if h.Length == 1 {
+		h.only = headOnly(b)
+	}
+	return nil
 }
 
 // apply applies one record found at pos. See record_codec.go for the precedence rule.
@@ -606,19 +613,25 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 		idx := g.first + uint64(i)
 		// Only a carry can be older than what the index holds: an ordinary record's eff is its
 		// own lsn, larger than every eff applied before it.
-		var b []byte
 		if r.eff != r.lsn && h.no != 0 {
-			if b, err = x.getIfCarry(r, x.events, eventKey(nil, h.no, idx)); err != nil {
-				return err
-			}
-		}
-		if b != nil {
-			var old entry
-			if err := old.unmarshal(b); err != nil {
-				return err
-			}
-			if old.eff > r.eff {
-				continue
+			if idx == 1 && h.Length == 1 {
+				if h.only.eff > r.eff {
+					continue
+				}
+			} else {
+				b, err := x.getIfCarry(r, x.events, eventKey(nil, h.no, idx))
+				if err != nil {
+					return err
+				}
+				if b != nil {
+					var old entry
+					if err := old.unmarshal(b); err != nil {
+						return err
+					}
+					if old.eff > r.eff {
+						continue
+					}
+				}
 			}
 		}
 		if h.no == 0 {
@@ -630,8 +643,17 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 			x.newNames = append(x.newNames, nameEntry{g.stream, h.no})
 			x.numbered = append(x.numbered, h)
 		}
-		e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
-		x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+		if idx > 1 && h.Length == 1 {
+			// The stream's second event: its first one's entry leaves the head.
+			first := h.onlyEntry(h.only)
+			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, 1, first.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+		}
+		if idx == 1 && h.Length <= 1 {
+			h.only = eventRef{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i)}
+		} else {
+			e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
+			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+		}
 		if x.wm.lastSID.Less(ev.sid) {
 			x.wm.lastSID = ev.sid
 		}

@@ -13,13 +13,14 @@ import (
 //	           "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B |
 //	           stream numbers handed out 8B | stream numbers whose names are merged 8B
 //	heads      stream number (8B BE) -> head: length 8B | last hash 32B | first ts 8B | last ts 8B |
-//	           sid 16B | lsn 8B | type 0 id
+//	           sid 16B | lsn 8B | [only event's holder lsn 8B | eff 8B | ordinal 4B] | type 0 id
+//	           (the bracketed part when length is 1)
 //	names      runs: highest stream number of the run (8B BE) -> bucket of chunks: first name of
 //	           the chunk (type 0 id) -> names (type 0 id) and stream numbers, in key order
 //	           (name_chunks.go); together the streams numbered up to the merged count (also the
 //	           listing of a type's ids, in byte order); see name_runs.go
 //	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
-//	           sid 16B | ts 8B | hash 32B
+//	           sid 16B | ts 8B | hash 32B, for the events of streams of two or more events
 //	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
 //	           record_index.go
 //	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
@@ -33,6 +34,12 @@ import (
 // them. Only the names bucket is keyed by id, and it takes new names in bulk (recent_names.go):
 // a stream's name goes there once many new streams have gathered, as a new run written in key
 // order, so that no page is rewritten for every new stream.
+//
+// A stream of one event keeps that event's entry in its head (its sid, timestamp and hash are the
+// head's last ones), so a write to a new stream puts one key instead of two: most streams of an
+// event store that fans out to new aggregates (an order implying one event per item, say) stay
+// that short for a while. The entry moves to the events bucket when the stream's second event is
+// indexed; a stream never shrinks (a rewrite keeps its length), so it never moves back.
 var (
 	bucketMeta       = []byte("meta")
 	bucketHeads      = []byte("heads")
@@ -52,8 +59,9 @@ var (
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
 // listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
-// each merge; format 5 kept a key per name in its run.
-const indexFormat = 6
+// each merge; format 5 kept a key per name in its run; format 6 kept the entry of every event,
+// a stream's only one included, in the events bucket.
+const indexFormat = 7
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {
@@ -139,14 +147,39 @@ type head struct {
 	no  uint64 // the stream's number in the index; 0 until the indexer indexes its first event
 }
 
-// headFixedSize is the part of a marshalled head before its stream key.
-const headFixedSize = 8 + 32 + 8 + 8 + 16 + 8
+// eventRef is the part of an entry that says where an event is: what a head of length 1 keeps of
+// its stream's event, whose sid, timestamp and hash are the head's last ones.
+type eventRef struct {
+	holder, eff uint64
+	ordinal     uint32
+}
 
-// marshal appends the heads bucket's value of h, the head of stream k: its fields, then k. The
-// number is the bucket's key.
-func (h *head) marshal(dst []byte, k StreamKey) []byte {
+// headFixedSize is the part of a marshalled head before its stream key, or before the only
+// event's entry (onlyEntrySize) when its length is 1.
+const (
+	headFixedSize = 8 + 32 + 8 + 8 + 16 + 8
+	onlyEntrySize = 8 + 8 + 4
+)
+
+// headSize is the length of the marshalled head of stream k, of the given length.
+func headSize(length uint64, k StreamKey) int {
+	n := headFixedSize + len(k.Type) + 1 + len(k.ID)
+	if length == 1 {
+		n += onlyEntrySize
+	}
+	return n
+}
+
+// onlyEntry is the entry of the event of a stream of length 1, whose head is h and keeps ref.
+func (h *head) onlyEntry(ref eventRef) entry {
+	return entry{holder: ref.holder, eff: ref.eff, ordinal: ref.ordinal, sid: h.LastStreamID, ts: h.LastTimestamp, hash: h.LastHash}
+}
+
+// marshal appends the heads bucket's value of h, the head of stream k: its fields, only when the
+// stream has one event, then k. The number is the bucket's key.
+func (h *head) marshal(dst []byte, k StreamKey, only eventRef) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, headFixedSize+len(k.Type)+1+len(k.ID))
+		dst = make([]byte, 0, headSize(h.Length, k))
 	}
 	dst = binary.BigEndian.AppendUint64(dst, h.Length)
 	dst = append(dst, h.LastHash[:]...)
@@ -155,12 +188,17 @@ func (h *head) marshal(dst []byte, k StreamKey) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Ms)
 	dst = binary.BigEndian.AppendUint64(dst, h.LastStreamID.Seq)
 	dst = binary.BigEndian.AppendUint64(dst, h.lsn)
+	if h.Length == 1 {
+		dst = binary.BigEndian.AppendUint64(dst, only.holder)
+		dst = binary.BigEndian.AppendUint64(dst, only.eff)
+		dst = binary.BigEndian.AppendUint32(dst, only.ordinal)
+	}
 	return streamKeyBytes(dst, k)
 }
 
 // unmarshal reads a heads bucket entry: its key, the stream number, and its value.
 func (h *head) unmarshal(no, b []byte) error {
-	if len(no) != 8 || len(b) <= headFixedSize {
+	if len(no) != 8 || len(headKey(b)) == 0 {
 		return fmt.Errorf("%w: bad stream head", ErrBadRecord)
 	}
 	h.Length = binary.BigEndian.Uint64(b)
@@ -173,12 +211,26 @@ func (h *head) unmarshal(no, b []byte) error {
 	return nil
 }
 
+// headOnly returns what the heads bucket value b, of a stream of length 1 (unmarshal checked its
+// size), keeps of the stream's event.
+func headOnly(b []byte) eventRef {
+	return eventRef{
+		holder:  binary.BigEndian.Uint64(b[headFixedSize:]),
+		eff:     binary.BigEndian.Uint64(b[headFixedSize+8:]),
+		ordinal: binary.BigEndian.Uint32(b[headFixedSize+16:]),
+	}
+}
+
 // headKey returns the stream key bytes (type 0 id) of a heads bucket value.
 func headKey(b []byte) []byte {
-	if len(b) <= headFixedSize {
+	at := headFixedSize
+	if len(b) >= 8 && binary.BigEndian.Uint64(b) == 1 {
+		at += onlyEntrySize
+	}
+	if len(b) <= at {
 		return nil
 	}
-	return b[headFixedSize:]
+	return b[at:]
 }
 
 // entry locates one event: the record that holds its current version and its place there.

@@ -51,6 +51,24 @@ func (s *Store) Info(k StreamKey) (StreamInfo, error) {
 	return h.StreamInfo, err
 }
 
+// onlyEntry returns the entry of the event of the stream numbered no if the index has it in the
+// stream's head, that is if the stream has one event.
+func onlyEntry(tx *bolt.Tx, no uint64) (entry, bool, error) {
+	nk := u64Key(no)
+	b := tx.Bucket(bucketHeads).Get(nk)
+	if b == nil {
+		return entry{}, false, nil
+	}
+	var h head
+	if err := h.unmarshal(nk, b); err != nil {
+		return entry{}, false, err
+	}
+	if h.Length != 1 {
+		return entry{}, false, nil
+	}
+	return h.onlyEntry(headOnly(b)), true, nil
+}
+
 // entries returns the entries of events from..to (inclusive, 1-based) of a stream, taking for
 // each the newer of the overlay's and bbolt's version. Every slot must exist.
 func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
@@ -67,17 +85,28 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		}
 		prefix := eventKey(nil, no, 0)[:8]
 		c := tx.Bucket(bucketEvents).Cursor()
+		firstInBucket := false
 		for key, v := c.Seek(eventKey(nil, no, from)); key != nil && bytes.HasPrefix(key, prefix); key, v = c.Next() {
 			idx := binary.BigEndian.Uint64(key[8:])
 			if idx > to {
 				break
 			}
+			firstInBucket = firstInBucket || idx == 1
 			slot := &out[idx-from]
 			if slot.holder != 0 && slot.holder >= binary.BigEndian.Uint64(v) {
 				continue
 			}
 			if err := slot.unmarshal(v); err != nil {
 				return err
+			}
+		}
+		if from == 1 && !firstInBucket {
+			e, ok, err := onlyEntry(tx, no)
+			if err != nil {
+				return err
+			}
+			if ok && out[0].holder < e.holder {
+				out[0] = e
 			}
 		}
 		return nil

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -473,4 +474,104 @@ func rewriteOnceAt(t *testing.T, s *Store, k StreamKey, step string) *int {
 		}
 	}
 	return rewrites
+}
+
+// TestStreamOfOneEventKeepsItsEntryInItsHead: the index keeps a stream's only event in the
+// stream's head, not in the events bucket; its second event moves it there, whether it comes in
+// the same append, a later record of the same index transaction or a later transaction. A carry
+// (a rewrite of another stream re-appending the record that held the event) replaces the entry in
+// the head. Reads before and after reopening, and Check's rebuild, agree.
+func TestStreamOfOneEventKeepsItsEntryInItsHead(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	one, carried, pair := key("t", "one"), key("t", "carried"), key("t", "pair")
+	sameTx, laterTx, alice := key("t", "same-tx"), key("t", "later-tx"), key("user", "alice")
+	mustAppend(t, s, one, ev("e", "one 1"))
+	mustAppend(t, s, pair, ev("e", "pair 1"), ev("e", "pair 2"))
+	mustAppend(t, s, laterTx, ev("e", "later 1"))
+	if _, err := s.Commit(&Record{Appends: []Append{
+		{Stream: alice, Events: []NewEvent{ev("e", map[string]any{"email": secret})}},
+		{Stream: carried, Events: []NewEvent{ev("e", "carried 1")}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	last := s.mu.lsn
+	s.mu.Unlock()
+	if err := s.flush(last); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, sameTx, ev("e", "same 1"))
+	mustAppend(t, s, sameTx, ev("e", "same 2"))
+	mustAppend(t, s, laterTx, ev("e", "later 2"))
+	if _, err := s.Rewrite(alice, tombstone); err != nil {
+		t.Fatal(err)
+	}
+	want := map[StreamKey][]string{
+		one: {"one 1"}, carried: {"carried 1"}, pair: {"pair 1", "pair 2"},
+		sameTx: {"same 1", "same 2"}, laterTx: {"later 1", "later 2"},
+	}
+	reads := func(s *Store) {
+		t.Helper()
+		for k, texts := range want {
+			got := allEvents(t, s, k)
+			if len(got) != len(texts) {
+				t.Fatalf("%s: %d events, want %d", k, len(got), len(texts))
+			}
+			for i, e := range got {
+				if d := dataOf(e); d != fmt.Sprintf("e %q", texts[i]) {
+					t.Errorf("%s event %d: %s, want %q", k, i+1, d, texts[i])
+				}
+			}
+		}
+	}
+	reads(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	lengths := map[string]uint64{}
+	entries := map[string]int{}
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		names := map[uint64]string{}
+		if err := tx.Bucket(bucketHeads).ForEach(func(nk, v []byte) error {
+			var h head
+			if err := h.unmarshal(nk, v); err != nil {
+				return err
+			}
+			names[h.no] = string(headKey(v))
+			lengths[names[h.no]] = h.Length
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketEvents).ForEach(func(k, _ []byte) error {
+			entries[names[binary.BigEndian.Uint64(k)]]++
+			return nil
+		})
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	for k, texts := range want {
+		name := string(streamKeyBytes(nil, k))
+		wantEntries := len(texts)
+		if wantEntries == 1 {
+			wantEntries = 0
+		}
+		if lengths[name] != uint64(len(texts)) || entries[name] != wantEntries {
+			t.Errorf("%s: head of length %d and %d keys in the events bucket, want %d and %d", k, lengths[name], entries[name], len(texts), wantEntries)
+		}
+	}
+
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	reads(s2)
 }

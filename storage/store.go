@@ -830,6 +830,8 @@ func (s *Store) boltEntry(k StreamKey, idx uint64) (e entry, ok bool) {
 		}
 		if b := tx.Bucket(bucketEvents).Get(eventKey(nil, no, idx)); b != nil {
 			ok = e.unmarshal(b) == nil
+		} else if idx == 1 {
+			e, ok, _ = onlyEntry(tx, no)
 		}
 		return nil
 	})
