@@ -131,10 +131,12 @@
 // time from them. Without it, bench/'s loadgen on 2 cores (three alternated pairs of 8 s runs,
 // with and without gather, same build otherwise; writes/s): single-event writes at 1 connection
 // 2,209 -> 2,385, 16 connections 15,522 -> 17,259, 64 connections 24,377 -> 30,213, 256
-// connections 33,051 -> 37,406; orders implying ten events 7,257 -> 7,455. In process,
-// BenchmarkCommit (two alternated runs, events/s) stayed within its noise: 8 committers 33,577
-// and 28,631 with gather, 21,946 and 28,041 without; 64 committers 81,024 and 97,040 against
-// 68,267 and 94,560; 256 committers 103,032 and 109,456 against 95,302 and 110,380.
+// connections 33,051 -> 37,406; orders implying ten events 7,257 -> 7,455. In process, where
+// committers come back within microseconds, gather did help at 8 committers (BenchmarkCommit,
+// two alternated runs, events/s: 33,577 and 28,631 with it, 21,946 and 28,041 without), while 64
+// and 256 committers stayed within the noise (81,024 and 97,040 against 68,267 and 94,560;
+// 103,032 and 109,456 against 95,302 and 110,380). The server is what the log is for, so the
+// flusher is tuned for it.
 //
 // Fuller groups barely move the rate anyway: with a flush of F and a committer's return of R,
 // waiting for everyone gives n/(F+R) commits a second at n committers, and not waiting (two
