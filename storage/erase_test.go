@@ -76,12 +76,7 @@ func eraseStory(t *testing.T, s *Store) []Event {
 		t.Fatal(err)
 	}
 	for i := 0; i < 30; i++ {
-		s.mu.Lock()
-		last := s.mu.lsn
-		s.mu.Unlock()
-		if err := s.flush(last); err != nil {
-			t.Fatal(err)
-		}
+		flushCommitted(t, s)
 		if _, err := s.Commit(&Record{Puts: []Put{{Space: "tail", Key: fmt.Sprint(i), Value: bytes.Repeat([]byte{'v'}, 300)}}}); err != nil {
 			t.Fatal(err)
 		}

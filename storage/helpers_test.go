@@ -45,6 +45,17 @@ func updateIndex(t testing.TB, dir string, fn func(*bolt.Tx) error) {
 	}
 }
 
+// flushCommitted waits until bbolt holds every record committed so far.
+func flushCommitted(t testing.TB, s *Store) {
+	t.Helper()
+	s.mu.Lock()
+	last := s.mu.lsn
+	s.mu.Unlock()
+	if err := s.flush(last); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func testOptions() Options {
 	return Options{NoSync: true, SegmentSize: 1 << 20, Clock: newFakeClock().Now, namesMergeMin: 3}
 }

@@ -495,12 +495,7 @@ func TestStreamOfOneEventKeepsItsEntryInItsHead(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	last := s.mu.lsn
-	s.mu.Unlock()
-	if err := s.flush(last); err != nil {
-		t.Fatal(err)
-	}
+	flushCommitted(t, s)
 	mustAppend(t, s, sameTx, ev("e", "same 1"))
 	mustAppend(t, s, sameTx, ev("e", "same 2"))
 	mustAppend(t, s, laterTx, ev("e", "later 2"))

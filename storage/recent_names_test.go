@@ -15,12 +15,7 @@ import (
 // indexAll waits until every commit so far is in bbolt.
 func indexAll(t testing.TB, s *Store) {
 	t.Helper()
-	s.mu.Lock()
-	last := s.mu.lsn
-	s.mu.Unlock()
-	if err := s.flush(last); err != nil {
-		t.Fatal(err)
-	}
+	flushCommitted(t, s)
 }
 
 // namedCount returns how many names the names bucket's runs hold and the watermark's named count.

@@ -199,12 +199,7 @@ func TestCarriesWaitForIndexRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Empty the overlay, so that only the carries can reach the bound.
-		s.mu.Lock()
-		last := s.mu.lsn
-		s.mu.Unlock()
-		if err := s.flush(last); err != nil {
-			t.Fatal(err)
-		}
+		flushCommitted(t, s)
 	}
 	const waiting = "commits wait for the index writer"
 	if log := logged(); strings.Contains(log, waiting) {
