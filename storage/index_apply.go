@@ -611,28 +611,12 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 	for i := range g.events {
 		ev := &g.events[i]
 		idx := g.first + uint64(i)
-		// Only a carry can be older than what the index holds: an ordinary record's eff is its
-		// own lsn, larger than every eff applied before it.
-		if r.eff != r.lsn && h.no != 0 {
-			if idx == 1 && h.Length == 1 {
-				if h.only.eff > r.eff {
-					continue
-				}
-			} else {
-				b, err := x.getIfCarry(r, x.events, eventKey(nil, h.no, idx))
-				if err != nil {
-					return err
-				}
-				if b != nil {
-					var old entry
-					if err := old.unmarshal(b); err != nil {
-						return err
-					}
-					if old.eff > r.eff {
-						continue
-					}
-				}
-			}
+		older, err := x.carriesOlder(r, h, idx)
+		if err != nil {
+			return err
+		}
+		if older {
+			continue
 		}
 		if h.no == 0 {
 			// A stream is numbered when its first event is indexed, so every head and every name
@@ -674,6 +658,27 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 		h.dirty = true
 	}
 	return nil
+}
+
+// carriesOlder reports whether r holds an older version of event idx of h than the index does.
+// Only a carry can: an ordinary record's eff is its own lsn, larger than every eff applied before
+// it.
+func (x *indexTx) carriesOlder(r *record, h *txHead, idx uint64) (bool, error) {
+	if r.eff == r.lsn || h.no == 0 {
+		return false, nil
+	}
+	if idx == 1 && h.Length == 1 {
+		return h.only.eff > r.eff, nil
+	}
+	b, err := x.getIfCarry(r, x.events, eventKey(nil, h.no, idx))
+	if err != nil || b == nil {
+		return false, err
+	}
+	var old entry
+	if err := old.unmarshal(b); err != nil {
+		return false, err
+	}
+	return old.eff > r.eff, nil
 }
 
 func (x *indexTx) applySpace(r *record, space, key string, live bool, value []byte) error {
