@@ -3,51 +3,109 @@ package soak
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
+	"strings"
 )
 
-// ledgerStream is the singleton every order placement implies an event into.
-var ledgerStream = Stream{Type: "ledger", ID: "global"}
+// The streams every order placement implies an event into, and every checkout saga reports to.
+var (
+	ledgerStream       = Stream{Type: "ledger", ID: "global"}
+	notificationStream = Stream{Type: "notification", ID: "global"}
+)
 
-// check reads back every stream acknowledged so far and the implied ledger, and verifies every
-// chain through the audit route. It returns the number of streams checked.
-func check(c *client, key string, l *Ledger) (int, error) {
-	streams, implied := l.Snapshot()
-	names := make([]Stream, 0, len(streams))
-	for s := range streams {
-		names = append(names, s)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
+// sagaReports are the event types each checkout saga emits once into notificationStream: its
+// second step's and its on_complete.
+var sagaReports = []string{"confirmation_sent", "checkout_completed"}
+
+// check reads back every stream acknowledged so far, the implied ledger, the scheduled reminders
+// and the sagas' reports, and verifies every chain through the audit route. With settled (the
+// final check, once every due schedule has fired and every acknowledged saga has completed),
+// every acknowledged schedule and saga must have done its part; before, none may have done it
+// twice. It returns the number of streams checked.
+func check(c *client, key string, l *Ledger, settled bool) (int, error) {
+	acks := l.Snapshot()
+	names := slices.SortedFunc(maps.Keys(acks.Streams), func(a, b Stream) int { return strings.Compare(a.String(), b.String()) })
 	for _, s := range names {
 		got, err := readStream(c, key, s)
 		if err != nil {
 			return 0, err
 		}
-		if err := CheckStream(s, streams[s], got); err != nil {
+		if err := CheckStream(s, acks.Streams[s], got); err != nil {
 			return 0, err
 		}
 		if err := verifyChain(c, key, s); err != nil {
 			return 0, err
 		}
 	}
-	if len(implied) == 0 {
-		return len(names), nil
+	n := len(names)
+	if len(acks.Implied) > 0 {
+		got, err := readStream(c, key, ledgerStream)
+		if err != nil {
+			return 0, err
+		}
+		if err := CheckImplied(acks.Implied, got, "order_id"); err != nil {
+			return 0, err
+		}
+		if err := verifyChain(c, key, ledgerStream); err != nil {
+			return 0, err
+		}
+		n++
 	}
-	got, err := readStream(c, key, ledgerStream)
-	if err != nil {
-		return 0, err
+	for s, nonces := range acks.Scheduled {
+		got, err := readStream(c, key, s)
+		if err != nil {
+			return 0, err
+		}
+		if err := CheckScheduled(s, nonces, got, "placement", settled); err != nil {
+			return 0, err
+		}
+		if len(got) > 0 {
+			if err := verifyChain(c, key, s); err != nil {
+				return 0, err
+			}
+			n++
+		}
 	}
-	if err := CheckImplied(implied, got, "order_id"); err != nil {
-		return 0, err
+	if len(acks.Sagas) > 0 {
+		got, err := readStream(c, key, notificationStream)
+		if err != nil {
+			return 0, err
+		}
+		if err := CheckSagas(acks.Sagas, got, "checkout", sagaReports, settled); err != nil {
+			return 0, err
+		}
+		if len(got) > 0 {
+			if err := verifyChain(c, key, notificationStream); err != nil {
+				return 0, err
+			}
+			n++
+		}
 	}
-	if err := verifyChain(c, key, ledgerStream); err != nil {
-		return 0, err
+	if !settled {
+		return n, nil
 	}
-	return len(names) + 1, nil
+	// Each saga asked for its charge on a payment stream of its own: read once, at the end.
+	for _, id := range acks.Sagas {
+		s := Stream{"payment", id}
+		got, err := readStream(c, key, s)
+		if err != nil {
+			return 0, err
+		}
+		if err := CheckSagas([]string{id}, got, "checkout", []string{"charge_requested"}, true); err != nil {
+			return 0, err
+		}
+		if err := verifyChain(c, key, s); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
 }
 
-// readStream pages through every event of s.
+// readStream pages through every event of s; a stream without events (404) reads as empty, which
+// the checks of what it should hold then report.
 func readStream(c *client, key string, s Stream) ([]Event, error) {
 	var all []Event
 	start := ""
@@ -56,9 +114,18 @@ func readStream(c *client, key string, s Stream) ([]Event, error) {
 		if start != "" {
 			path += "&start=" + url.QueryEscape(start)
 		}
+		status, b, err := c.do("GET", path, key, nil)
+		if status == 404 && start == "" {
+			return nil, nil
+		}
 		var page struct{ Events []Event }
-		if err := c.must("GET", path, key, nil, 200, &page); err != nil {
-			return nil, fmt.Errorf("%w: reading %s back: %v", ErrLost, s, err)
+		if err == nil && status == 200 {
+			err = json.Unmarshal(b, &page)
+		} else if err == nil {
+			err = fmt.Errorf("%w: got %d: %s", ErrStatus, status, b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s back: GET %s: %v", ErrLost, s, path, err)
 		}
 		all = append(all, page.Events...)
 		if len(page.Events) < 1000 {

@@ -3,6 +3,7 @@ package soak
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -58,7 +59,7 @@ func TestCheckImplied(t *testing.T) {
 
 func TestLedgerSnapshotIsACopy(t *testing.T) {
 	l := NewLedger()
-	s := Stream{Type: "user", ID: "u1"}
+	s, to := Stream{Type: "user", ID: "u1"}, Stream{Type: "reminder", ID: "r1"}
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
@@ -66,13 +67,74 @@ func TestLedgerSnapshotIsACopy(t *testing.T) {
 			defer wg.Done()
 			l.Ack(s, ack("1-0", `{}`))
 			l.AckImplied("order:a")
+			l.AckScheduled(to, "n")
+			l.AckSaga("c")
 		}()
 	}
 	wg.Wait()
-	streams, implied := l.Snapshot()
+	a := l.Snapshot()
 	l.Ack(s, ack("2-0", `{}`))
 	l.AckImplied("order:a")
-	if len(streams[s]) != 8 || implied["order:a"] != 8 {
-		t.Errorf("got %d events and %d implied in the snapshot, want 8 and 8", len(streams[s]), implied["order:a"])
+	l.AckScheduled(to, "n")
+	l.AckSaga("c")
+	if len(a.Streams[s]) != 8 || a.Implied["order:a"] != 8 || len(a.Scheduled[to]) != 8 || len(a.Sagas) != 8 {
+		t.Errorf("got %d events, %d implied, %d scheduled and %d sagas in the snapshot, want 8 of each",
+			len(a.Streams[s]), a.Implied["order:a"], len(a.Scheduled[to]), len(a.Sagas))
+	}
+}
+
+func tev(id, typ, data string) Event {
+	return Event{StreamID: id, Type: typ, Data: json.RawMessage(data)}
+}
+
+func TestCheckScheduled(t *testing.T) {
+	s := Stream{Type: "reminder", ID: "r1"}
+	cases := []struct {
+		name    string
+		want    []string
+		got     []Event
+		settled bool
+		err     error
+	}{
+		{"each fired once", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`), ev("2-0", `{"placement":"b"}`)}, true, nil},
+		{"not yet fired, before settling", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`)}, false, nil},
+		{"never fired", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`)}, true, ErrLost},
+		{"none fired", []string{"a"}, nil, true, ErrLost},
+		{"fired twice", []string{"a"}, []Event{ev("1-0", `{"placement":"a"}`), ev("2-0", `{"placement":"a"}`)}, false, ErrDuplicate},
+		{"unacknowledged fired twice", nil, []Event{ev("1-0", `{"placement":"x"}`), ev("2-0", `{"placement":"x"}`)}, false, ErrDuplicate},
+		{"unacknowledged fired once", []string{"a"}, []Event{ev("1-0", `{"placement":"a"}`), ev("2-0", `{"placement":"x"}`)}, true, nil},
+	}
+	for _, c := range cases {
+		err := CheckScheduled(s, c.want, c.got, "placement", c.settled)
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
+		}
+	}
+}
+
+func TestCheckSagas(t *testing.T) {
+	types := []string{"confirmation_sent", "checkout_completed"}
+	both := func(id string, at int) []Event {
+		return []Event{tev(fmt.Sprintf("%d-0", at), "confirmation_sent", `{"checkout":"`+id+`"}`), tev(fmt.Sprintf("%d-0", at+1), "checkout_completed", `{"checkout":"`+id+`"}`)}
+	}
+	cases := []struct {
+		name    string
+		want    []string
+		got     []Event
+		settled bool
+		err     error
+	}{
+		{"each saga reported once", []string{"a", "b"}, append(both("a", 1), both("b", 3)...), true, nil},
+		{"one still running, before settling", []string{"a", "b"}, both("a", 1), false, nil},
+		{"one never completed", []string{"a", "b"}, append(both("a", 1), tev("3-0", "confirmation_sent", `{"checkout":"b"}`)), true, ErrLost},
+		{"a step emitted twice", []string{"a"}, append(both("a", 1), tev("3-0", "confirmation_sent", `{"checkout":"a"}`)), false, ErrDuplicate},
+		{"an unacknowledged saga completed twice", nil, append(both("x", 1), tev("3-0", "checkout_completed", `{"checkout":"x"}`)), false, ErrDuplicate},
+		{"other types are not counted", []string{"a"}, append(both("a", 1), tev("3-0", "was_charged", `{"checkout":"a"}`)), true, nil},
+	}
+	for _, c := range cases {
+		err := CheckSagas(c.want, c.got, "checkout", types, c.settled)
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
+		}
 	}
 }

@@ -39,16 +39,19 @@ type Config struct {
 // Totals are the counts of a run.
 type Totals struct {
 	Writes, Events, Batches, Idempotent, Orders, Reads, Unavailable, Conflicts int64
-	Restarts, Checks, StreamChecks, OfflineVerifies                            int
+	// Scheduling are the writes that scheduled an event, Sagas those that started a saga, and
+	// Charges the events a saga awaited.
+	Scheduling, Sagas, Charges                      int64
+	Restarts, Checks, StreamChecks, OfflineVerifies int
 	// Dir is the run's directory, kept when the run failed.
 	Dir string
 }
 
 func (t Totals) String() string {
-	return fmt.Sprintf("writes acked %d (%d events: %d batches, %d idempotent, %d implying), reads %d, requests without answer %d, 409 conflicts %d, "+
-		"restarts %d, checks %d (%d streams read back and chain-verified), j17 verify runs %d",
-		t.Writes, t.Events, t.Batches, t.Idempotent, t.Orders, t.Reads, t.Unavailable, t.Conflicts,
-		t.Restarts, t.Checks, t.StreamChecks, t.OfflineVerifies)
+	return fmt.Sprintf("writes acked %d (%d events: %d batches, %d idempotent, %d implying, %d scheduling, %d starting a saga, %d awaited by one), "+
+		"reads %d, requests without answer %d, 409 conflicts %d, restarts %d, checks %d (%d streams read back and chain-verified), j17 verify runs %d",
+		t.Writes, t.Events, t.Batches, t.Idempotent, t.Orders, t.Scheduling, t.Sagas, t.Charges,
+		t.Reads, t.Unavailable, t.Conflicts, t.Restarts, t.Checks, t.StreamChecks, t.OfflineVerifies)
 }
 
 // progressEvery is the period of the progress lines.
@@ -90,12 +93,12 @@ func Run(ctx context.Context, c Config) (t Totals, err error) {
 		return t, err
 	}
 	cl := newClient(srv, c.Workers)
-	key, err := setUp(cl)
+	key, op, err := setUp(cl)
 	if err != nil {
 		return t, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 17))
-	w := &workload{c: cl, key: key, ledger: NewLedger(), count: &counters{}, bad: &statusLog{}}
+	w := &workload{c: cl, key: key, op: op, ledger: NewLedger(), count: &counters{}, bad: &statusLog{}}
 	for range userPool {
 		w.users = append(w.users, newUUID(rng))
 	}
@@ -118,6 +121,7 @@ func Run(ctx context.Context, c Config) (t Totals, err error) {
 		t.Writes, t.Events, t.Batches = w.count.writes.Load(), w.count.events.Load(), w.count.batches.Load()
 		t.Idempotent, t.Orders, t.Reads, t.Unavailable = w.count.idempotent.Load(), w.count.orders.Load(), w.count.reads.Load(), w.count.unavailable.Load()
 		t.Conflicts = w.count.conflicts.Load()
+		t.Scheduling, t.Sagas, t.Charges = w.count.scheduling.Load(), w.count.sagas.Load(), w.count.charges.Load()
 	}
 	defer stop()
 
@@ -129,8 +133,8 @@ func Run(ctx context.Context, c Config) (t Totals, err error) {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
-	verify := func(what string) error {
-		n, err := check(cl, key, w.ledger)
+	verify := func(what string, settled bool) error {
+		n, err := check(cl, key, w.ledger, settled)
 		if err != nil {
 			return err
 		}
@@ -164,13 +168,16 @@ func Run(ctx context.Context, c Config) (t Totals, err error) {
 				return t, err
 			}
 			t.Restarts++
-			if err := verify(fmt.Sprintf("restart %d", t.Restarts)); err != nil {
+			if err := verify(fmt.Sprintf("restart %d", t.Restarts), false); err != nil {
 				return t, err
 			}
 		}
 	}
 	stop()
-	if err := verify("final"); err != nil {
+	if err := settle(ctx, w, op); err != nil {
+		return t, err
+	}
+	if err := verify("final", true); err != nil {
 		return t, err
 	}
 	srv.stop()
@@ -182,22 +189,22 @@ func Run(ctx context.Context, c Config) (t Totals, err error) {
 }
 
 // setUp logs in as the operator, creates the instance, deploys the spec to staging and returns
-// a staging write key.
-func setUp(c *client) (string, error) {
+// a staging write key and the operator's session.
+func setUp(c *client) (string, *operator, error) {
 	var login struct{ Token string }
 	if err := c.must("POST", "/api/login", "", map[string]string{"email": adminEmail, "password": adminPassword}, 200, &login); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrServer, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrServer, err)
 	}
 	spec := map[string]any{"environment": "staging", "spec": json.RawMessage(specJSON)}
 	if err := c.must("POST", "/api/instances", login.Token, map[string]string{"name": "soak"}, 201, nil); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrServer, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrServer, err)
 	}
 	if err := c.must("POST", "/api/instances/soak/spec", login.Token, spec, 200, nil); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrServer, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrServer, err)
 	}
 	var key struct{ Key string }
 	if err := c.must("POST", "/api/instances/soak/keys", login.Token, map[string]string{"name": "soak", "scope": "write", "environment": "staging"}, 201, &key); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrServer, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrServer, err)
 	}
-	return key.Key, nil
+	return key.Key, &operator{c: c, token: login.Token, instance: "soak", env: "staging"}, nil
 }

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -13,6 +14,7 @@ import (
 // counters are the running totals the workers keep.
 type counters struct {
 	writes, events, batches, idempotent, orders, reads, unavailable, conflicts atomic.Int64
+	scheduling, sagas, charges                                                 atomic.Int64
 }
 
 // statusLog keeps the first few unexpected answers and counts them all.
@@ -49,6 +51,38 @@ type workload struct {
 	orders []string
 	count  *counters
 	bad    *statusLog
+	op     *operator
+	// uncharged are the sagas started whose charge has not been confirmed yet.
+	uncharged queue
+}
+
+// queue is a first-in, first-out list of ids, safe for concurrent use.
+type queue struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (q *queue) push(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ids = append(q.ids, id)
+}
+
+func (q *queue) pop() (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ids) == 0 {
+		return "", false
+	}
+	id := q.ids[0]
+	q.ids = q.ids[1:]
+	return id, true
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ids)
 }
 
 // downPause is how long a worker waits after finding the server down.
@@ -75,19 +109,106 @@ func (w *workload) worker(ctx context.Context, id int, rng *rand.Rand, interval 
 			}
 		}
 		nonce := fmt.Sprintf("w%d-%d", id, seq)
-		user := w.users[rng.IntN(len(w.users))]
-		switch p := rng.IntN(100); {
-		case p < 30:
-			w.write(ctx, Stream{"user", user}, "had_name_updated", nonce, false)
-		case p < 45:
-			w.write(ctx, Stream{"user", user}, "had_name_updated", nonce, true)
-		case p < 60:
-			w.batch(ctx, Stream{"user", user}, nonce, 2+rng.IntN(3))
-		case p < 70:
-			w.write(ctx, Stream{"order", w.orders[rng.IntN(len(w.orders))]}, "was_placed", nonce, false)
+		user := Stream{"user", w.users[rng.IntN(len(w.users))]}
+		order := Stream{"order", w.orders[rng.IntN(len(w.orders))]}
+		// Per mille: writes, batches, orders, schedules, sagas and their charges, run_due, reads.
+		switch p := rng.IntN(1000); {
+		case p < 300:
+			w.record(w.write(ctx, user, "had_name_updated", nonce, false))
+		case p < 450:
+			w.record(w.write(ctx, user, "had_name_updated", nonce, true))
+		case p < 600:
+			w.batch(ctx, user, nonce, 2+rng.IntN(3))
+		case p < 700:
+			if w.record(w.write(ctx, order, "was_placed", nonce, false)) {
+				w.ledger.AckImplied("order:" + order.ID)
+				w.count.orders.Add(1)
+			}
+		case p < 730:
+			// The spec schedules a reminder, five minutes later, into the reminder stream of the
+			// same id.
+			if w.record(w.write(ctx, order, "had_reminder_requested", nonce, false)) {
+				w.ledger.AckScheduled(Stream{"reminder", order.ID}, nonce)
+				w.count.scheduling.Add(1)
+			}
+		case p < 740:
+			w.startSaga(ctx, newUUID(rng), nonce)
+		case p < 780:
+			w.charge(ctx)
+		case p < 782:
+			w.fireDue()
 		default:
-			w.read(user, rng.IntN(4))
+			w.read(user.ID, rng.IntN(4))
 		}
+	}
+}
+
+// fireDue fires every pending schedule at once, as the scheduler will when their five minutes
+// are up (run_due, which staging accepts, with a time ahead of them all). Workers do it
+// concurrently, and a long run's scheduler joins in: each schedule must still fire exactly once.
+func (w *workload) fireDue() {
+	switch err := w.op.runDue(); {
+	case errors.Is(err, ErrStatus):
+		w.bad.add("%v", err)
+	case err != nil:
+		// No answer: the server is down or was killed meanwhile.
+		w.count.unavailable.Add(1)
+	}
+}
+
+// record adds an acknowledged write to the ledger and tells whether there was one.
+func (w *workload) record(s Stream, a Acked, ok bool) bool {
+	if ok {
+		w.ledger.Ack(s, a)
+	}
+	return ok
+}
+
+// startSaga starts the checkout saga of the spec on a new checkout id, with an idempotency key:
+// the saga's first step asks the payment aggregate of that id for a charge and awaits its
+// confirmation (charge), the second and its completion report to notification/global.
+func (w *workload) startSaga(ctx context.Context, id, nonce string) {
+	if _, _, ok := w.write(ctx, Stream{"checkout", id}, "was_started", nonce, true); ok {
+		w.ledger.AckSaga(id)
+		w.uncharged.push(id)
+		w.count.sagas.Add(1)
+	}
+}
+
+// charge confirms the charge of the oldest saga waiting for one, once the saga has asked for it
+// (its charge_requested is on the payment stream): an event written before the saga awaits it
+// would not be the one it awaits. A saga not there yet goes back to the end of the queue.
+func (w *workload) charge(ctx context.Context) {
+	id, ok := w.uncharged.pop()
+	if !ok {
+		return
+	}
+	path := "/payment/" + id + "/length"
+	status, b, err := w.c.do("GET", path, w.key, nil)
+	if err != nil {
+		w.count.unavailable.Add(1)
+		w.uncharged.push(id)
+		time.Sleep(downPause)
+		return
+	}
+	var ans struct{ Length int }
+	switch {
+	case status == 404:
+		w.uncharged.push(id)
+		return
+	case status != 200 || json.Unmarshal(b, &ans) != nil:
+		w.bad.add("GET %s: %d %s", path, status, b)
+		return
+	case ans.Length == 0:
+		w.uncharged.push(id)
+		return
+	}
+	// The write carries an idempotency key and is retried across restarts: the saga would
+	// otherwise wait for it until its timeout.
+	if _, _, ok := w.write(ctx, Stream{"payment", id}, "was_charged", "charge-"+id, true); ok {
+		w.count.charges.Add(1)
+	} else if ctx.Err() == nil {
+		w.uncharged.push(id)
 	}
 }
 
@@ -103,9 +224,10 @@ func eventData(typ, nonce string) map[string]any {
 	return map[string]any{"name": "name " + nonce, NonceField: nonce}
 }
 
-// write posts one event. With retry, it carries an idempotency key and is sent again, with the
-// same key and body, until it gets an answer: a crash in between must not write it twice.
-func (w *workload) write(ctx context.Context, s Stream, typ, nonce string, retry bool) {
+// write posts one event and returns it, once acknowledged, for the ledger. With retry, it carries
+// an idempotency key and is sent again, with the same key and body, until it gets an answer: a
+// crash in between must not write it twice.
+func (w *workload) write(ctx context.Context, s Stream, typ, nonce string, retry bool) (Stream, Acked, bool) {
 	data := eventData(typ, nonce)
 	body, _ := json.Marshal(map[string]any{"data": data, "metadata": w.actor()})
 	var headers []string
@@ -119,26 +241,22 @@ func (w *workload) write(ctx context.Context, s Stream, typ, nonce string, retry
 		status, b, ok = w.send(ctx, path, body, retry, headers)
 	}
 	if !ok || w.conflict(status, b) {
-		return
+		return s, Acked{}, false
 	}
 	var ans struct {
 		StreamID string `json:"stream_id"`
 	}
 	if status != 201 || json.Unmarshal(b, &ans) != nil || ans.StreamID == "" {
 		w.bad.add("POST %s: %d %s", path, status, b)
-		return
+		return s, Acked{}, false
 	}
 	raw, _ := json.Marshal(data)
-	w.ledger.Ack(s, Acked{StreamID: ans.StreamID, Data: raw})
-	if typ == "was_placed" {
-		w.ledger.AckImplied("order:" + s.ID)
-		w.count.orders.Add(1)
-	}
 	if retry {
 		w.count.idempotent.Add(1)
 	}
 	w.count.writes.Add(1)
 	w.count.events.Add(1)
+	return s, Acked{StreamID: ans.StreamID, Data: raw}, true
 }
 
 // batch posts n events to one stream in one request.
