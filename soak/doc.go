@@ -11,10 +11,9 @@
 //     stream is at least as long as the acknowledged events of it.
 //   - No write is applied twice: each event's data carries a nonce, and no nonce appears twice.
 //   - Every acknowledged order placement has its implied event in the singleton ledger.
-//   - No scheduled event fires twice. Schedules are fired by run_due calls of the workers, which
-//     race each other, the kills and (in runs longer than the spec's delay of five minutes) the
-//     scheduler; at the end every pending one is fired, and each acknowledged schedule must
-//     have fired exactly once, none dead-lettered.
+//   - No scheduled event fires twice. Schedules are fired early by run_due calls of the workers
+//     (staging accepts them), which race each other and the kills; at the end every pending one
+//     is fired, and each acknowledged schedule must have fired exactly once, none dead-lettered.
 //   - No saga emits a step, or its completion, twice. Each saga's first step awaits an event the
 //     workers write once the saga has asked for it; at the end every acknowledged saga must have
 //     completed, each step and the completion emitted exactly once.

@@ -145,7 +145,7 @@ func (w *workload) worker(ctx context.Context, id int, rng *rand.Rand, interval 
 
 // fireDue fires every pending schedule at once, as the scheduler will when their five minutes
 // are up (run_due, which staging accepts, with a time ahead of them all). Workers do it
-// concurrently, and a long run's scheduler joins in: each schedule must still fire exactly once.
+// concurrently, and the kills interrupt it: each schedule must still fire exactly once.
 func (w *workload) fireDue() {
 	switch err := w.op.runDue(); {
 	case errors.Is(err, ErrStatus):

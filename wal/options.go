@@ -1,8 +1,6 @@
 package wal
 
-import (
-	"log/slog"
-)
+import "log/slog"
 
 // DefaultSegmentSize is the rotation size used when Options.SegmentSize is 0.
 const DefaultSegmentSize = 64 << 20
