@@ -12,6 +12,14 @@ func ev(id, data string) Event { return Event{StreamID: id, Data: json.RawMessag
 
 func ack(id, data string) Acked { return Acked{StreamID: id, Data: json.RawMessage(data)} }
 
+// wantErr checks that a check of case name returned want (nil, or an error that wraps it).
+func wantErr(t *testing.T, name string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) || (want == nil) != (err == nil) {
+		t.Errorf("%s: got %v, want %v", name, err, want)
+	}
+}
+
 func TestCheckStream(t *testing.T) {
 	s := Stream{Type: "user", ID: "u1"}
 	cases := []struct {
@@ -30,10 +38,7 @@ func TestCheckStream(t *testing.T) {
 		{"nothing acknowledged", nil, []Event{ev("1-0", `{}`), ev("2-0", `[]`)}, nil},
 	}
 	for _, c := range cases {
-		err := CheckStream(s, c.acked, c.got)
-		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
-		}
+		wantErr(t, c.name, CheckStream(s, c.acked, c.got), c.want)
 	}
 }
 
@@ -50,10 +55,7 @@ func TestCheckImplied(t *testing.T) {
 		{"reference never implied", map[string]int{"order:c": 1}, ErrLost},
 	}
 	for _, c := range cases {
-		err := CheckImplied(c.want, got, "order_id")
-		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
-		}
+		wantErr(t, c.name, CheckImplied(c.want, got, "order_id"), c.err)
 	}
 }
 
@@ -83,19 +85,23 @@ func TestLedgerSnapshotIsACopy(t *testing.T) {
 	}
 }
 
+// refCase is a case of the checks of reactive work: the references acknowledged, the events
+// read back, whether the work has settled, and the error wanted.
+type refCase struct {
+	name    string
+	want    []string
+	got     []Event
+	settled bool
+	err     error
+}
+
 func tev(id, typ, data string) Event {
 	return Event{StreamID: id, Type: typ, Data: json.RawMessage(data)}
 }
 
 func TestCheckScheduled(t *testing.T) {
 	s := Stream{Type: "reminder", ID: "r1"}
-	cases := []struct {
-		name    string
-		want    []string
-		got     []Event
-		settled bool
-		err     error
-	}{
+	cases := []refCase{
 		{"each fired once", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`), ev("2-0", `{"placement":"b"}`)}, true, nil},
 		{"not yet fired, before settling", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`)}, false, nil},
 		{"never fired", []string{"a", "b"}, []Event{ev("1-0", `{"placement":"a"}`)}, true, ErrLost},
@@ -105,10 +111,7 @@ func TestCheckScheduled(t *testing.T) {
 		{"unacknowledged fired once", []string{"a"}, []Event{ev("1-0", `{"placement":"a"}`), ev("2-0", `{"placement":"x"}`)}, true, nil},
 	}
 	for _, c := range cases {
-		err := CheckScheduled(s, c.want, c.got, "placement", c.settled)
-		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
-		}
+		wantErr(t, c.name, CheckScheduled(s, c.want, c.got, "placement", c.settled), c.err)
 	}
 }
 
@@ -117,13 +120,7 @@ func TestCheckSagas(t *testing.T) {
 	both := func(id string, at int) []Event {
 		return []Event{tev(fmt.Sprintf("%d-0", at), "confirmation_sent", `{"checkout":"`+id+`"}`), tev(fmt.Sprintf("%d-0", at+1), "checkout_completed", `{"checkout":"`+id+`"}`)}
 	}
-	cases := []struct {
-		name    string
-		want    []string
-		got     []Event
-		settled bool
-		err     error
-	}{
+	cases := []refCase{
 		{"each saga reported once", []string{"a", "b"}, append(both("a", 1), both("b", 3)...), true, nil},
 		{"one still running, before settling", []string{"a", "b"}, both("a", 1), false, nil},
 		{"one never completed", []string{"a", "b"}, append(both("a", 1), tev("3-0", "confirmation_sent", `{"checkout":"b"}`)), true, ErrLost},
@@ -132,9 +129,6 @@ func TestCheckSagas(t *testing.T) {
 		{"other types are not counted", []string{"a"}, append(both("a", 1), tev("3-0", "was_charged", `{"checkout":"a"}`)), true, nil},
 	}
 	for _, c := range cases {
-		err := CheckSagas(c.want, c.got, "checkout", types, c.settled)
-		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
-		}
+		wantErr(t, c.name, CheckSagas(c.want, c.got, "checkout", types, c.settled), c.err)
 	}
 }
