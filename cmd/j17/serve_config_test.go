@@ -101,7 +101,7 @@ func TestProcsDefaultUnlessGOMAXPROCSSet(t *testing.T) {
 	for _, c := range []struct {
 		env  string
 		want int
-	}{{"", base + 1}, {"1", base}} {
+	}{{"", base + spareProcs}, {"1", base}} {
 		runtime.GOMAXPROCS(base)
 		applyProcsDefault(envOf("GOMAXPROCS", c.env))
 		if got := runtime.GOMAXPROCS(0); got != c.want {
