@@ -50,12 +50,12 @@ func applyGCDefault(getenv func(string) string) {
 // from fdatasync, the publisher that acknowledges a flushed group, the indexer inside bbolt's
 // transaction commit (bursts of hundreds of milliseconds that cannot yield). With spare
 // processors the kernel, which runs a thread woken from I/O promptly, shares the cores among
-// them instead. On 2 cores, bench/cmd/loadgen, alternated 8-second runs: one spare took 64
+// them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one spare took 64
 // connections writing to fresh aggregates about 5% higher than none (ten 15-second runs each);
 // two spares took orders of ten items from 7,681 to 8,746/s and over the catalog from 7,026 to
-// 7,886/s against one (three pairs, every run with two above every run with one), while single
-// writes at 1, 16, 64 and 256 connections, batches, OCC contention, reads and the mixed load
-// stayed within the runs' spread (two or three pairs each).
+// 7,886/s against one (three pairs of 8-second runs, every run with two above every run with
+// one), while single writes at 1, 16, 64 and 256 connections, batches, OCC contention, reads
+// and the mixed load stayed within the runs' spread (two or three pairs each).
 const spareProcs = 2
 
 // applyProcsDefault runs spareProcs more Go processors than the runtime's default unless the
