@@ -56,19 +56,12 @@ const settlePoll = 50 * time.Millisecond
 // schedule, and waits until none is pending and every acknowledged saga has completed. A
 // dead-lettered schedule (one that failed to fire ten times) is an error.
 func settle(ctx context.Context, w *workload, op *operator) error {
-	deadline := time.Now().Add(settleTimeout)
-	for n := w.uncharged.len(); n > 0; n = w.uncharged.len() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %d sagas never asked for their charge", ErrLost, n)
-		}
-		for range n {
+	if err := waitFor(ctx, "every saga asked for its charge", func() (bool, error) {
+		for range w.uncharged.len() {
 			w.charge(ctx)
 		}
-		if w.uncharged.len() == n {
-			time.Sleep(settlePoll)
-		}
-	}
-	if err := w.bad.err(); err != nil {
+		return w.uncharged.len() == 0, w.bad.err()
+	}); err != nil {
 		return err
 	}
 	if err := op.runDue(); err != nil {
