@@ -10,7 +10,8 @@ package storage
 //
 // A head whose last record is published (in the overlay, or already in bbolt) can be forgotten
 // because the durable view then gives the same head. A head whose record is not is never
-// forgotten, so the view may outgrow its bound while the log's fsyncs lag.
+// forgotten, so the view may outgrow its bound while the log's fsyncs lag; its table then grows,
+// and shrinks again as prune forgets the heads, so that one stall does not keep its memory.
 type commitView struct {
 	// slots is a hash table of the heads by the hash of their stream key (knownStreams.hashKey),
 	// chained through commitHead.chain; it has a power of two slots, at least as many as heads.
@@ -69,7 +70,7 @@ func (v *commitView) len() int { return v.n }
 // recently written, and returns its entry.
 func (v *commitView) add(k StreamKey, hash uint64, h head) *commitHead {
 	if v.n == len(v.slots) {
-		v.grow()
+		v.resize(2 * len(v.slots))
 	}
 	ch := &commitHead{head: h, key: k, hash: hash}
 	sl := v.slot(hash)
@@ -79,10 +80,12 @@ func (v *commitView) add(k StreamKey, hash uint64, h head) *commitHead {
 	return ch
 }
 
-// grow doubles the slots, for a view above its bound while the log's fsyncs lag.
-func (v *commitView) grow() {
+// resize moves the heads to a table of n slots (a power of two): twice as many for a view above
+// its bound while the log's fsyncs lag, half as many once prune has forgotten most of them. Both
+// pass over the table under the commit lock, as often as the view doubles or halves.
+func (v *commitView) resize(n int) {
 	old := v.slots
-	v.slots = make([]*commitHead, 2*len(old))
+	v.slots = make([]*commitHead, n)
 	for _, ch := range old {
 		for ch != nil {
 			next := ch.chain
@@ -112,15 +115,20 @@ func (v *commitView) written(ch *commitHead, h head) {
 }
 
 // prune forgets up to pruneStep of the least recently written heads while the view is above its
-// bound, stopping at the first whose record readers cannot see yet (lsn above published).
+// bound, stopping at the first whose record readers cannot see yet (lsn above published). A table
+// that grew is halved once it is a quarter full, down to twice the bound (a new view's size):
+// halving at half full would double it again at the next add.
 func (v *commitView) prune(published uint64) {
 	for i := 0; i < pruneStep && v.n > v.bound; i++ {
 		oldest := v.root.next
 		if oldest == &v.root || oldest.lsn > published {
-			return
+			break
 		}
 		v.unlink(oldest)
 		v.remove(oldest)
+	}
+	if len(v.slots) > 2*v.bound && v.n <= len(v.slots)/4 {
+		v.resize(len(v.slots) / 2)
 	}
 }
 

@@ -59,9 +59,10 @@ func TestCommitViewForgetsOldestPublishedHeads(t *testing.T) {
 }
 
 // A view held above its bound (records not yet visible) grows its table and finds every head,
-// and forgets them all once they are visible.
-func TestCommitViewGrows(t *testing.T) {
+// and forgets them all once they are visible, its table back to the size it started with.
+func TestCommitViewGrowsAndShrinks(t *testing.T) {
 	v := newCommitView()
+	start := len(v.slots)
 	hash := newKnownStreams().hashKey
 	n := 3 * len(v.slots)
 	k := func(i int) StreamKey { return key("t", fmt.Sprint(i)) }
@@ -79,6 +80,9 @@ func TestCommitViewGrows(t *testing.T) {
 	}
 	for v.len() > v.bound {
 		v.prune(uint64(n))
+	}
+	if len(v.slots) != start {
+		t.Fatalf("pruned to its bound: %d slots, want the %d it started with", len(v.slots), start)
 	}
 	for i := range n {
 		_, ok := v.get(k(i), hash(k(i)))
