@@ -84,6 +84,7 @@ func holdPublisher(t *testing.T, s *Store) (held <-chan struct{}, releaseAll fun
 	var releaseOnce sync.Once
 	releaseAll = func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(releaseAll)
+	s.pubMu.Lock()
 	s.publishHook = func() {
 		select {
 		case h <- struct{}{}:
@@ -91,7 +92,43 @@ func holdPublisher(t *testing.T, s *Store) (held <-chan struct{}, releaseAll fun
 		}
 		<-release
 	}
+	s.pubMu.Unlock()
 	return h, releaseAll
+}
+
+// A commit alone (none in flight, one record in the last group published) is flushed and
+// published by its own committer, so one writer at a time never waits for the publisher goroutine: with that goroutine stopped, sequential
+// commits still return, each durable and visible to readers when it does.
+func TestLoneCommitPublishesItself(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	close(s.pubStop)
+	<-s.pubDone
+	s.pubStop = make(chan struct{}) // for Close, which stops the publisher again
+	k := key("order", "o1")
+	for i := range 20 {
+		done := make(chan error, 1)
+		go func() {
+			_, err := appendOne(s, k, Expect{Kind: Exactly, Length: uint64(i)}, ev("had_item_added", i))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			// Restart the publisher so that the stuck commit, and Close, can finish.
+			s.pubDone = make(chan struct{})
+			go s.publisher()
+			t.Fatalf("commit %d did not return without the publisher goroutine", i)
+		}
+		if n, err := s.Length(k); err != nil || n != uint64(i+1) {
+			t.Fatalf("after commit %d: Length = %d, %v; want %d", i, n, err, i+1)
+		}
+	}
+	if got := s.wal.Stats().Groups; got < 20 {
+		t.Fatalf("%d log groups for 20 sequential commits, want one each", got)
+	}
 }
 
 // A commit that loses to one still waiting for its fsync answers only once the winner is durable

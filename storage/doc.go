@@ -56,7 +56,10 @@
 // # Durability
 //
 // Commit returns after the record is fsynced (group commit: concurrent commits share one write and
-// one fsync) and visible to reads. Options.NoSync disables fsync, for tests and benchmarks only.
+// one fsync) and visible to reads. A commit alone (none in flight, and one record in the last
+// group published) writes, fsyncs and publishes its record in its own goroutine, waking neither
+// the log's flusher nor the publisher (await; wal's doc says what that saves). Options.NoSync
+// disables fsync, for tests and benchmarks only.
 // The index is not fsynced per commit: a background indexer applies durable records to bbolt in
 // batches (up to 65,536 entries, counting a record's positions, its events and its space keys;
 // after each transaction it pauses twice as long as the transaction took, from 300 ms to 1 s,

@@ -77,6 +77,7 @@ type applied struct {
 	pending *wal.Pending
 	done    chan struct{} // closed once published (or failed)
 	err     error         // set before done is closed
+	alone   bool          // no record was in flight when it was written: its committer publishes it
 }
 
 type headUpdate struct {

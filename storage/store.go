@@ -55,6 +55,7 @@ type Store struct {
 	qmu       sync.Mutex
 	inflight  []*applied // protected by qmu
 	published uint64     // protected by qmu
+	lastGroup int        // records published together last time; protected by qmu
 	// visible is published, for the commit path, which reads it without qmu.
 	visible atomic.Uint64
 	// pubCond, on qmu, is broadcast each time the publisher is done with a group of records.
@@ -62,6 +63,7 @@ type Store struct {
 
 	active    sync.WaitGroup // records between their wal.Write and their publication
 	pubSignal chan struct{}
+	pubMu     sync.Mutex // held by publishDurable
 	pubStop   chan struct{}
 	pubDone   chan struct{}
 	failed    atomic.Pointer[error]
@@ -100,9 +102,9 @@ type Store struct {
 	// positions ahead (hinted) and in Event once it has read the index entry (entry), where tests
 	// move or drop the records.
 	stepHook func(step string)
-	// publishHook, set only by tests before the commits it should see, runs in the publisher
-	// before it waits for a group's fsync; tests block in it to keep written records from
-	// readers.
+	// publishHook, set only by tests (holding pubMu: the publisher may be on its way to publish
+	// records of earlier commits), runs in publishDurable with pubMu held, once it has taken
+	// records to publish and before readers see them; tests block in it to keep them unseen.
 	publishHook func()
 }
 
@@ -549,51 +551,65 @@ func (s *Store) publisher() {
 				return
 			}
 		}
-		if s.publishHook != nil {
-			s.publishHook()
+		s.publishDurable(first.pending.Wait())
+	}
+}
+
+// publishDurable publishes, in log order, the records at the front of inflight that are durable,
+// or fails every record in flight if err (from waiting for a record's fsync) is not nil, and
+// releases their committers. The publisher and a committer whose record was alone may call it
+// at once: pubMu makes them take and apply the records one after the other, so the overlay gets
+// them in order and each exactly once; the one that finds nothing left to publish returns.
+func (s *Store) publishDurable(err error) {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	end := s.wal.End()
+	s.qmu.Lock()
+	n := len(s.inflight)
+	if err == nil {
+		n = 0
+		for n < len(s.inflight) && s.inflight[n].pos.Less(end) {
+			n++
 		}
-		err := first.pending.Wait()
-		end := s.wal.End()
-		s.qmu.Lock()
-		n := len(s.inflight)
-		if err == nil {
-			n = 1
-			for n < len(s.inflight) && s.inflight[n].pos.Less(end) {
-				n++
-			}
-		}
-		items := s.inflight[:n:n]
-		s.inflight = s.inflight[n:]
-		s.qmu.Unlock()
-		if err != nil {
-			s.fail(err)
-			err = s.failure()
-		} else {
-			s.ov.mu.Lock()
-			for _, a := range items {
-				s.ov.applyLocked(a, s.boltEntry, s.boltSpace)
-			}
-			s.ov.mu.Unlock()
-			for _, a := range items {
-				s.cache.put(a.rec)
-			}
-			select {
-			case s.indexSignal <- struct{}{}:
-			default:
-			}
-		}
-		s.qmu.Lock()
-		if err == nil {
-			s.published = items[len(items)-1].rec.lsn
-			s.visible.Store(s.published)
-		}
-		s.pubCond.Broadcast()
-		s.qmu.Unlock()
+	}
+	items := s.inflight[:n:n]
+	s.inflight = s.inflight[n:]
+	s.qmu.Unlock()
+	if n == 0 {
+		return
+	}
+	if s.publishHook != nil {
+		s.publishHook()
+	}
+	if err != nil {
+		s.fail(err)
+		err = s.failure()
+	} else {
+		s.ov.mu.Lock()
 		for _, a := range items {
-			a.err = err
-			a.done <- struct{}{}
-			s.active.Done()
+			s.ov.applyLocked(a, s.boltEntry, s.boltSpace)
 		}
+		s.ov.mu.Unlock()
+		for _, a := range items {
+			s.cache.put(a.rec)
+		}
+		select {
+		case s.indexSignal <- struct{}{}:
+		default:
+		}
+	}
+	s.qmu.Lock()
+	if err == nil {
+		s.published = items[len(items)-1].rec.lsn
+		s.visible.Store(s.published)
+		s.lastGroup = n
+	}
+	s.pubCond.Broadcast()
+	s.qmu.Unlock()
+	for _, a := range items {
+		a.err = err
+		a.done <- struct{}{}
+		s.active.Done()
 	}
 }
 

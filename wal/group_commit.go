@@ -14,6 +14,11 @@ import (
 // One flusher goroutine takes the whole group at once, writes it with one write per segment it
 // touches and one fsync, then wakes the group's waiters. While it writes, the next group fills.
 // After waking a group, the flusher takes the next one at once, however small (doc.go says why).
+// A writer that knows it is alone (WriteDeferred, then Flush) writes its group itself while the
+// flusher is idle, so that a lone record costs no hand-off between goroutines (doc.go).
+//
+// Whoever writes a group, the flusher or a Flush, holds mu.flushing meanwhile: one group at a
+// time, in order, and the spare buffers belong to the holder.
 //
 // Ordering guarantees:
 //   - Records reach the file in the order their Write calls took mu, and positions increase in
@@ -49,13 +54,35 @@ func (p *Pending) Wait() error {
 // Write enqueues a record. Records reach the log in the order of Write calls (a caller that needs
 // an order serializes its calls). It copies payload, and does not wait for durability.
 func (l *Log) Write(kind uint8, payload []byte) *Pending {
-	pos, seq, err := l.write(kind, payload)
+	pos, seq, err := l.write(kind, payload, true)
 	return &Pending{l: l, pos: pos, seq: seq, err: err}
+}
+
+// WriteDeferred is Write without waking the flusher: the caller calls the Pending's Flush next,
+// once it holds no lock that other writers need, since the record may otherwise wait for the next
+// Write to wake the flusher.
+func (l *Log) WriteDeferred(kind uint8, payload []byte) *Pending {
+	pos, seq, err := l.write(kind, payload, false)
+	return &Pending{l: l, pos: pos, seq: seq, err: err}
+}
+
+// Flush writes and fsyncs the record's group in the caller's goroutine when no group is being
+// written and the flusher is idle, and returns once it is durable or the log failed. Otherwise
+// it returns at once: the group is then already written, being written, or left to the flusher,
+// which is at work or woken when the group being written is done; Wait tells when it is durable.
+func (p *Pending) Flush() {
+	l := p.l
+	l.mu.Lock()
+	if p.err != nil || l.mu.seq != p.seq || len(l.mu.parts) == 0 || l.mu.flushing || !l.mu.flusherIdle || l.mu.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.flushGroup()
 }
 
 // Append writes a record and waits until it is durable.
 func (l *Log) Append(kind uint8, payload []byte) (Pos, error) {
-	pos, seq, err := l.write(kind, payload)
+	pos, seq, err := l.write(kind, payload, true)
 	if err != nil {
 		return Pos{}, err
 	}
@@ -65,7 +92,8 @@ func (l *Log) Append(kind uint8, payload []byte) (Pos, error) {
 	return pos, nil
 }
 
-func (l *Log) write(kind uint8, payload []byte) (Pos, uint64, error) {
+// write appends a record to the group being filled, and wakes an idle flusher if wake is set.
+func (l *Log) write(kind uint8, payload []byte, wake bool) (Pos, uint64, error) {
 	if len(payload) > MaxPayload {
 		return Pos{}, 0, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(payload), MaxPayload)
 	}
@@ -109,7 +137,7 @@ func (l *Log) write(kind uint8, payload []byte) (Pos, uint64, error) {
 	l.mu.count.Add(1)
 	l.mu.next.Off += uint32(size)
 	seq := l.mu.seq
-	if l.mu.flusherIdle {
+	if wake && l.mu.flusherIdle {
 		l.mu.flusherIdle = false
 		l.mu.flushCond.Signal()
 	}
@@ -179,12 +207,13 @@ func (l *Log) wait(seq uint64) error {
 	return l.sync.err
 }
 
-// flushLoop is the flusher goroutine: it writes and fsyncs one group at a time until Close.
+// flushLoop is the flusher goroutine: it writes and fsyncs one group at a time until Close, and
+// leaves a group alone while a Flush writes the one before.
 func (l *Log) flushLoop() {
 	defer close(l.flusherDone)
 	for {
 		l.mu.Lock()
-		for len(l.mu.parts) == 0 && !l.mu.closing {
+		for (len(l.mu.parts) == 0 || l.mu.flushing) && !(l.mu.closing && !l.mu.flushing) {
 			l.mu.flusherIdle = true
 			l.mu.flushCond.Wait()
 		}
@@ -199,28 +228,43 @@ func (l *Log) flushLoop() {
 			}
 			return
 		}
-		buf, parts, seq, end := l.mu.buf, l.mu.parts, l.mu.seq, l.mu.next
-		records := l.mu.count.Swap(0)
-		l.mu.buf, l.mu.parts = l.spare[:0], l.spareParts[:0]
-		l.mu.seq++
-		failed := l.mu.err
-		l.mu.Unlock()
-
-		if failed == nil {
-			if err := l.writeGroup(buf, parts); err != nil {
-				l.fail(err)
-			} else {
-				l.durable.Store(end.Uint64())
-				l.stats.records.Add(uint64(records))
-				l.stats.groups.Add(1)
-				l.publish(seq)
-			}
-		}
-		if cap(buf) > maxSpare {
-			buf = nil
-		}
-		l.spare, l.spareParts = buf, parts
+		l.flushGroup()
 	}
+}
+
+// flushGroup takes the group being filled, with mu held and a group in it, releases mu, writes
+// and fsyncs the group and wakes its waiters. A Flush that wrote it wakes the flusher if
+// another group filled meanwhile or the log is closing.
+func (l *Log) flushGroup() {
+	buf, parts, seq, end := l.mu.buf, l.mu.parts, l.mu.seq, l.mu.next
+	records := l.mu.count.Swap(0)
+	l.mu.buf, l.mu.parts = l.spare[:0], l.spareParts[:0]
+	l.mu.seq++
+	l.mu.flushing = true
+	failed := l.mu.err
+	l.mu.Unlock()
+
+	if failed == nil {
+		if err := l.writeGroup(buf, parts); err != nil {
+			l.fail(err)
+		} else {
+			l.durable.Store(end.Uint64())
+			l.stats.records.Add(uint64(records))
+			l.stats.groups.Add(1)
+			l.publish(seq)
+		}
+	}
+	if cap(buf) > maxSpare {
+		buf = nil
+	}
+	l.mu.Lock()
+	l.spare, l.spareParts = buf, parts
+	l.mu.flushing = false
+	if (len(l.mu.parts) > 0 || l.mu.closing) && l.mu.flusherIdle {
+		l.mu.flusherIdle = false
+		l.mu.flushCond.Signal()
+	}
+	l.mu.Unlock()
 }
 
 // writeGroup writes one group and fsyncs it, switching segments where the group says so.

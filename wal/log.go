@@ -45,6 +45,7 @@ type Log struct {
 		seq         uint64       // number of the group buf belongs to; protected by mu
 		count       atomic.Int64 // records in buf; written under mu, read by the flusher without it
 		flusherIdle bool         // protected by mu
+		flushing    bool         // a group is being written (group_commit.go); protected by mu
 		closing     bool         // protected by mu
 		err         error        // the error that failed the log; protected by mu
 	}
@@ -60,7 +61,8 @@ type Log struct {
 	}
 	doneSeq atomic.Uint64 // copy of sync.done for the fast path of Wait
 
-	// Owned by the flusher goroutine.
+	// Owned by whoever writes a group (mu.flushing: the flusher goroutine or a Flush), and by
+	// the flusher alone once it is closing.
 	active     *segment
 	activeSize int64 // end of the active segment's records
 	allocEnd   int64 // size of the active segment's file, zero-filled past activeSize
