@@ -77,7 +77,7 @@ type applied struct {
 	pending *wal.Pending
 	done    chan struct{} // closed once published (or failed)
 	err     error         // set before done is closed
-	alone   bool          // no record was in flight when it was written: its committer publishes it
+	alone   bool          // written alone (writeLocked): its committer flushes and publishes it
 }
 
 type headUpdate struct {
