@@ -29,7 +29,9 @@ func holdIndexer(t *testing.T, s *Store) (release func()) {
 
 // TestReadsAcrossOverlayGenerations holds the indexer inside its transaction while more records
 // commit: the overlay then has two generations, and every read takes each key's newest version
-// from whichever holds it, before and after the older one reaches bbolt.
+// from whichever holds it, before and after the older one reaches bbolt. The indexer is held
+// before the first records commit: held after them, it could already have written them all, and
+// no generation would be left for it to take.
 func TestReadsAcrossOverlayGenerations(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	k := key("t", "x")
@@ -39,15 +41,11 @@ func TestReadsAcrossOverlayGenerations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	release := holdIndexer(t, s)
 	mustAppend(t, s, k, ev("e", 1))
 	put("a", "1")
 	put("c", "4")
 
-	release := holdIndexer(t, s)
-	select {
-	case s.flushNow <- struct{}{}:
-	default:
-	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s.ov.mu.RLock()
@@ -58,6 +56,11 @@ func TestReadsAcrossOverlayGenerations(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the indexer did not take the first generation")
+		}
+		// Cuts a pause the indexer may be in short; a poke it is not waiting for is dropped.
+		select {
+		case s.flushNow <- struct{}{}:
+		default:
 		}
 		time.Sleep(time.Millisecond)
 	}
