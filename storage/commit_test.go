@@ -97,8 +97,9 @@ func holdPublisher(t *testing.T, s *Store) (held <-chan struct{}, releaseAll fun
 }
 
 // A commit alone (none in flight, one record in the last group published) is flushed and
-// published by its own committer, so one writer at a time never waits for the publisher goroutine: with that goroutine stopped, sequential
-// commits still return, each durable and visible to readers when it does.
+// published by its own committer, so one writer at a time never waits for the publisher
+// goroutine: with that goroutine stopped, sequential commits still return, each durable and
+// visible to readers when it does.
 func TestLoneCommitPublishesItself(t *testing.T) {
 	s, _ := openChecked(t, testOptions())
 	close(s.pubStop)

@@ -213,7 +213,7 @@ func (l *Log) flushLoop() {
 	defer close(l.flusherDone)
 	for {
 		l.mu.Lock()
-		for (len(l.mu.parts) == 0 || l.mu.flushing) && !(l.mu.closing && !l.mu.flushing) {
+		for l.mu.flushing || (len(l.mu.parts) == 0 && !l.mu.closing) {
 			l.mu.flusherIdle = true
 			l.mu.flushCond.Wait()
 		}

@@ -216,8 +216,20 @@ func TestFlushRacesTheFlusherAndClose(t *testing.T) {
 	wg.Wait()
 	l2 := mustOpen(t, ddDir, Options{FS: fs.crash(0)})
 	seen := map[string]bool{}
+	last := make([]int, writers) // each writer's last record in log order, -1 for none yet
+	for w := range last {
+		last[w] = -1
+	}
 	for _, r := range scanAll(t, l2) {
 		seen[r.payload] = true
+		var w, i int
+		if _, err := fmt.Sscanf(r.payload, "w%d-%d", &w, &i); err != nil {
+			t.Fatalf("record %q: %v", r.payload, err)
+		}
+		if i <= last[w] {
+			t.Fatalf("%s follows w%d-%d in the log: not in Write order", r.payload, w, last[w])
+		}
+		last[w] = i
 	}
 	for payload := range durable {
 		if !seen[payload] {
