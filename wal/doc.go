@@ -195,9 +195,10 @@
 // flusher goroutine, or a Flush while it is idle, writes a whole group with one write and one
 // fsync and wakes its waiters, each on its own channel (group_commit.go lists the ordering
 // guarantees). Readers (Read, Scan) never take the writer's mutex: they load an immutable table
-// of segments and the durable end through atomic pointers. Sealed segments are memory-mapped and read in place; the active segment's
-// durable prefix is read with pread. Segments are reference counted, so a reader that started on
-// a file finishes on its bytes even if Compact replaces it meanwhile.
+// of segments and the durable end through atomic pointers. Sealed segments are memory-mapped
+// and read in place; the active segment's durable prefix is read with pread. Segments are
+// reference counted, so a reader that started on a file finishes on its bytes even if Compact
+// replaces it meanwhile.
 //
 // # Compaction
 //
