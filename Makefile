@@ -6,7 +6,7 @@ LISTEN    ?= 127.0.0.1:8017
 FUZZTIME  ?= 30s
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: build run test vet bench fuzz soak clean
+.PHONY: build run test vet bench bench-compare fuzz soak clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/j17

@@ -34,6 +34,8 @@ type serveConfig struct {
 	crashAfterCommit bool
 	logFormat        string
 	logLevel         string
+	// cpuProfile, when set, is the file the process's CPU profile goes to until shutdown.
+	cpuProfile string
 	// adminEmail and adminPassword create the first operator on an empty data directory.
 	adminEmail    string
 	adminPassword string
@@ -100,6 +102,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.DurationVar(&c.schedulerPoll, "scheduler-poll", dur("J17_SCHEDULER_POLL", engine.DefaultSchedulerPoll), "how often due scheduled events are looked for, a `duration` (env J17_SCHEDULER_POLL)")
 	fs.StringVar(&c.logFormat, "log-format", str("J17_LOG_FORMAT", "text"), "log format, text or json (env J17_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", str("J17_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env J17_LOG_LEVEL)")
+	fs.StringVar(&c.cpuProfile, "cpu-profile", str("J17_CPU_PROFILE", ""), "write the process's CPU profile (pprof) to `file` until shutdown (env J17_CPU_PROFILE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

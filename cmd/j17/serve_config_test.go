@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,22 +30,23 @@ func TestServeConfigPrecedence(t *testing.T) {
 			env: map[string]string{"J17_DATA": "/env/data", "J17_LISTEN": "0.0.0.0:1", "J17_RATE_LIMIT_KEY": "7", "J17_RATE_LIMIT_IP": "0",
 				"J17_MAX_BODY": "99", "J17_BASE_DOMAIN": "env.example", "J17_LOG_FORMAT": "json", "J17_LOG_LEVEL": "debug",
 				"J17_ADMIN_EMAIL": "a@b.c", "J17_ADMIN_PASSWORD": "pw", "J17_CACHE_BYTES": "0", "J17_SNAPSHOT_EVERY": "50",
-				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s"},
+				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s", "J17_CPU_PROFILE": "env.pprof"},
 			want: serveConfig{data: "/env/data", listen: "0.0.0.0:1", rateLimitKey: 7, rateLimitIP: 0, maxBody: 99, baseDomain: "env.example",
 				logFormat: "json", logLevel: "debug", adminEmail: "a@b.c", adminPassword: "pw", cacheBytes: 0, snapshotEvery: 50,
-				maxDepth: 3, maxTotal: 20, schedulerPoll: 2 * time.Second},
+				maxDepth: 3, maxTotal: 20, schedulerPoll: 2 * time.Second, cpuProfile: "env.pprof"},
 		},
 		{
 			name: "flags over environment",
 			args: []string{"--data", "/flag/data", "--listen", "127.0.0.1:2", "--rate-limit-key", "0", "--rate-limit-ip", "5",
 				"--max-body", "10", "--base-domain", "flag.example", "--log-format", "text", "--log-level", "warn",
 				"--cache-bytes", "1024", "--snapshot-every", "7",
-				"--implication-max-depth", "2", "--implication-max-total", "1", "--scheduler-poll", "50ms"},
+				"--implication-max-depth", "2", "--implication-max-total", "1", "--scheduler-poll", "50ms", "--cpu-profile", "flag.pprof"},
 			env: map[string]string{"J17_DATA": "/env/data", "J17_LISTEN": "0.0.0.0:1", "J17_RATE_LIMIT_KEY": "7", "J17_RATE_LIMIT_IP": "0",
 				"J17_MAX_BODY": "99", "J17_BASE_DOMAIN": "env.example", "J17_LOG_FORMAT": "json", "J17_LOG_LEVEL": "debug",
-				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s"},
+				"J17_IMPLICATION_MAX_DEPTH": "3", "J17_IMPLICATION_MAX_TOTAL": "20", "J17_SCHEDULER_POLL": "2s", "J17_CPU_PROFILE": "env.pprof"},
 			want: serveConfig{data: "/flag/data", listen: "127.0.0.1:2", rateLimitKey: 0, rateLimitIP: 5, maxBody: 10, baseDomain: "flag.example",
-				logFormat: "text", logLevel: "warn", cacheBytes: 1024, snapshotEvery: 7, maxDepth: 2, maxTotal: 1, schedulerPoll: 50 * time.Millisecond},
+				logFormat: "text", logLevel: "warn", cacheBytes: 1024, snapshotEvery: 7, maxDepth: 2, maxTotal: 1, schedulerPoll: 50 * time.Millisecond,
+				cpuProfile: "flag.pprof"},
 		},
 		{name: "bad env number", env: map[string]string{"J17_MAX_BODY": "lots"}, bad: true},
 		{name: "negative env number", env: map[string]string{"J17_RATE_LIMIT_IP": "-1"}, bad: true},
@@ -117,5 +122,31 @@ func envOf(key, value string) func(string) string {
 			return value
 		}
 		return ""
+	}
+}
+
+func TestCPUProfileCoversTheRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	ran := false
+	want := errors.New("the run's own error")
+	err := withCPUProfile(path, func() error {
+		ran = true
+		return want
+	})
+	if !ran || !errors.Is(err, want) {
+		t.Fatalf("ran %v, err %v: want the run's error", ran, err)
+	}
+	// e2e's TestCPUProfileWrittenAtShutdown reads the profile of the real binary.
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("no profile: %v", err)
+	}
+
+	if err := withCPUProfile("", func() error { return nil }); err != nil {
+		t.Errorf("no profile: %v", err)
+	}
+	ran = false
+	err = withCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.pprof"), func() error { ran = true; return nil })
+	if ran || err == nil || !strings.Contains(err.Error(), "--cpu-profile") {
+		t.Errorf("unwritable profile: ran %v, err %v; want an error naming the flag and no run", ran, err)
 	}
 }
