@@ -142,7 +142,7 @@ func TestCPUProfileCoversTheRun(t *testing.T) {
 	}
 
 	if err := withCPUProfile("", func() error { return nil }); err != nil {
-		t.Errorf("no profile: %v", err)
+		t.Errorf("without a path: %v", err)
 	}
 	ran = false
 	err = withCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.pprof"), func() error { ran = true; return nil })
