@@ -25,7 +25,7 @@
 //	--scheduler-poll D  J17_SCHEDULER_POLL  500ms between looks for due scheduled events
 //	--log-format F      J17_LOG_FORMAT      text (or json)
 //	--log-level L       J17_LOG_LEVEL       info
-//	--cpu-profile FILE  J17_CPU_PROFILE     none (the process's CPU profile, start to shutdown)
+//	--cpu-profile FILE  J17_CPU_PROFILE     none (the CPU profile from start to a SIGINT/SIGTERM shutdown)
 //
 // Data directory layout: DATA/control.db (control-plane records), DATA/jwt_secret (the operator
 // token signing key, mode 0600), DATA/node_secret (the X-Node-Secret value of the /_internal/ API,
