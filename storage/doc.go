@@ -112,7 +112,10 @@
 // readers see. Everything else a commit needs happens before the lock: data and metadata that are
 // already canonical (canonical.IsCanonical, the common case) are used as they are, without a copy
 // until encoding, and a commit of one event allocates its working set (record, offsets, publication
-// state) at once. The commit view keeps the heads of recently written streams and, once it grows
+// state) at once. It hashes its streams before the lock too; under the lock it reads the commit
+// view's entries for all of them in one pass before looking them up one by one (commitView.touch),
+// so that the processor waits for memory once for all of a record's streams instead of once for
+// each, and the publisher does the same with a generation's streams. The commit view keeps the heads of recently written streams and, once it grows
 // past its bound, forgets the least recently written of those already in bbolt, a few at each new
 // stream (commit_view.go), so its size follows the write rate, not the number of streams, and no
 // commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only

@@ -38,6 +38,9 @@ type overlay struct {
 	// what the overlay holds that bbolt does not yet. Written under mu, read without it: every
 	// commit reads it.
 	held atomic.Int64
+	// touched keeps what ovGen.touch read, so that the compiler cannot drop the reads.
+	// Protected by mu.
+	touched uint64
 }
 
 // ovGen is one generation: records that go into one index transaction together.
@@ -114,6 +117,22 @@ func (g *ovGen) find(k StreamKey, hash uint64) *ovStream {
 	return nil
 }
 
+// touch looks up the stream of each head, reads it and the first byte of its id, and returns a
+// sum of what it read, as commitView.touch does for the commit view: the look-ups of a record's
+// streams that follow then find them in the processor's caches.
+func (g *ovGen) touch(heads []headUpdate) uint64 {
+	var sum uint64
+	for i := range heads {
+		if s := g.streams[heads[i].hash]; s != nil {
+			sum += s.head.lsn
+			if id := s.key.ID; id != "" {
+				sum += uint64(id[0])
+			}
+		}
+	}
+	return sum
+}
+
 // stream returns the generation's stream k, whose hash is hash, adding it if it has none.
 func (g *ovGen) stream(k StreamKey, hash uint64) *ovStream {
 	if s := g.find(k, hash); s != nil {
@@ -143,6 +162,9 @@ func (o *overlay) applyLocked(a *applied, olderEntry func(StreamKey, uint64) (en
 	r := a.rec
 	carry := r.eff != r.lsn
 	g.records.set(r.lsn, a.pos)
+	if len(a.heads) > 1 {
+		o.touched += g.touch(a.heads)
+	}
 	var ordinal uint32
 	// The commit path lists a record's heads in the order of its groups' first appearance, so
 	// heads[i] is usually group i's: setting it here spares a second search of the map.
