@@ -132,9 +132,9 @@ func copyFile(src, dst string) error {
 // compareIndexes reports the first difference between two indexes of one log. Stream numbers
 // depend on the records the log held when each stream was first indexed, and compaction drops
 // records, so a live index and a rebuild may number streams differently; and how many names are
-// merged depends on where transactions began. Streams are compared by key, through the names
-// bucket and the recent names, and their heads and events through the numbers; everything else
-// byte for byte.
+// merged, and where the runs of a stream's events begin, depend on where transactions began.
+// Streams are compared by key, through the names bucket and the recent names, their heads through
+// the numbers and their events entry by entry; everything else byte for byte.
 func compareIndexes(a, b *bolt.DB) error {
 	return a.View(func(ta *bolt.Tx) error {
 		return b.View(func(tb *bolt.Tx) error {
@@ -196,8 +196,8 @@ func compareStreams(ta, tb *bolt.Tx) error {
 		return err
 	}
 	ha, hb := ta.Bucket(bucketHeads), tb.Bucket(bucketHeads)
-	ea, eb := ta.Bucket(bucketEvents).Cursor(), tb.Bucket(bucketEvents).Cursor()
-	var streams, countA, countB int
+	ea, eb := ta.Bucket(bucketEvents), tb.Bucket(bucketEvents)
+	var streams, runsA, runsB int
 	for {
 		ka, noA, okA, err := sa.next()
 		if err != nil {
@@ -219,24 +219,49 @@ func compareStreams(ta, tb *bolt.Tx) error {
 			return fmt.Errorf("%w: bucket heads: stream %q: index has %x, rebuild has %x", ErrIndexMismatch, ka, va, vb)
 		}
 		streams++
-		xa, ya := ea.Seek(pa)
-		xb, yb := eb.Seek(pb)
-		for (xa != nil && bytes.HasPrefix(xa, pa)) || (xb != nil && bytes.HasPrefix(xb, pb)) {
-			ina, inb := xa != nil && bytes.HasPrefix(xa, pa), xb != nil && bytes.HasPrefix(xb, pb)
-			if !ina || !inb || !bytes.Equal(xa[8:], xb[8:]) || !bytes.Equal(ya, yb) {
-				return fmt.Errorf("%w: bucket events: stream %q: index has %x=%x, rebuild has %x=%x", ErrIndexMismatch, ka, xa, ya, xb, yb)
-			}
-			countA, countB = countA+1, countB+1
-			xa, ya = ea.Next()
-			xb, yb = eb.Next()
+		if err := compareEvents(ka, ea, eb, noA, noB, &runsA, &runsB); err != nil {
+			return err
 		}
 	}
 	if na, nb := ha.Stats().KeyN, hb.Stats().KeyN; na != streams || nb != streams {
 		return fmt.Errorf("%w: bucket heads: index holds %d heads and rebuild %d, of %d named streams", ErrIndexMismatch, na, nb, streams)
 	}
-	if na, nb := ta.Bucket(bucketEvents).Stats().KeyN, tb.Bucket(bucketEvents).Stats().KeyN; na != countA || nb != countB {
-		return fmt.Errorf("%w: bucket events: index holds %d events of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, countA, na, countB, nb)
+	if na, nb := ea.Stats().KeyN, eb.Stats().KeyN; na != runsA || nb != runsB {
+		return fmt.Errorf("%w: bucket events: index holds %d runs of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, runsA, na, runsB, nb)
 	}
+	return nil
+}
+
+// compareEvents compares the entries of stream k, numbered noA in one index and noB in the other,
+// event by event (the two may cut them into different runs), and adds the runs it saw to the
+// counts.
+func compareEvents(k []byte, ea, eb *bolt.Bucket, noA, noB uint64, runsA, runsB *int) error {
+	wa, err := walkRuns(ea, noA, 0)
+	if err != nil {
+		return err
+	}
+	wb, err := walkRuns(eb, noB, 0)
+	if err != nil {
+		return err
+	}
+	for {
+		ia, va, okA, err := wa.next()
+		if err != nil {
+			return err
+		}
+		ib, vb, okB, err := wb.next()
+		if err != nil {
+			return err
+		}
+		if !okA && !okB {
+			break
+		}
+		if okA != okB || ia != ib || !bytes.Equal(va, vb) {
+			return fmt.Errorf("%w: bucket events: stream %q: index has event %d=%x, rebuild has event %d=%x", ErrIndexMismatch, k, ia, va, ib, vb)
+		}
+	}
+	*runsA += wa.runs
+	*runsB += wb.runs
 	return nil
 }
 
@@ -376,7 +401,10 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 				if h.Length == 1 {
 					e = h.onlyEntry(headOnly(hv))
 				} else {
-					v := eb.Get(eventKey(nil, h.no, idx))
+					v, err := entryAt(eb, h.no, idx)
+					if err != nil {
+						return err
+					}
 					if v == nil {
 						return fmt.Errorf("%w: %s event %d missing", ErrIndexMismatch, k, idx)
 					}

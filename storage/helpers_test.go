@@ -45,6 +45,21 @@ func updateIndex(t testing.TB, dir string, fn func(*bolt.Tx) error) {
 	}
 }
 
+// openEmptyIndex opens a new index without a store, its buckets created, without fsync; it is
+// closed when the test ends.
+func openEmptyIndex(t testing.TB) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "index.db"), 0o644, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(createBuckets); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // flushCommitted waits until bbolt holds every record committed so far.
 func flushCommitted(t testing.TB, s *Store) {
 	t.Helper()

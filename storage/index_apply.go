@@ -131,10 +131,12 @@ func (x *indexTx) alloc(n int) []byte {
 	return b
 }
 
-// eventPut is one buffered Put to the events bucket, its key still in numbers.
+// eventPut is one buffered entry for the events bucket, its key still in numbers; flushPending
+// writes a stream's consecutive ones as a run (event_runs.go).
 type eventPut struct {
 	no, idx uint64
 	v       []byte
+	h       *txHead // the stream's
 	seq     int
 }
 
@@ -150,6 +152,10 @@ type txHead struct {
 	key   StreamKey
 	only  eventRef // where the stream's event is while it has one (see index_codec.go)
 	dirty bool
+	// bucketEnd is the highest event index the events bucket may hold for the stream: its
+	// length in the index when the transaction began (0 while the head holds its only event),
+	// then raised by each run the transaction writes. A run that starts above it overlaps none.
+	bucketEnd uint64
 }
 
 // Values handed to bbolt's Put must stay untouched until the transaction commits, so every key and
@@ -378,13 +384,29 @@ func (x *indexTx) flushPending() error {
 		}
 		return a.seq - b.seq
 	})
-	for i, p := range x.pendingEvents {
-		if i+1 < len(x.pendingEvents) && x.pendingEvents[i+1].no == p.no && x.pendingEvents[i+1].idx == p.idx {
-			continue // a later put to the key replaces this one
+	pe := x.pendingEvents
+	for i := 0; i < len(pe); {
+		// A run takes the events that follow its first one in the same stream, up to
+		// maxRunEntries; of the puts to one event (sorted by seq), the last replaces the others.
+		h, first := pe[i].h, pe[i].idx
+		end, n := i, uint64(0)
+		for end < len(pe) && pe[end].no == h.no && pe[end].idx == first+n && n < maxRunEntries {
+			for end < len(pe) && pe[end].no == h.no && pe[end].idx == first+n {
+				end++
+			}
+			n++
 		}
-		if err := x.events.Put(eventKey(x.alloc(eventKeySize), p.no, p.idx), p.v); err != nil {
+		run := x.alloc(int(n) * entrySize)
+		for ; i < end; i++ {
+			if i+1 < end && pe[i+1].idx == pe[i].idx {
+				continue
+			}
+			run = append(run, pe[i].v...)
+		}
+		if err := x.putRun(h.no, first, run, first > h.bucketEnd); err != nil {
 			return err
 		}
+		h.bucketEnd = max(h.bucketEnd, first+n-1)
 	}
 	if err := putSorted(x.space, x.pendingSpace); err != nil {
 		return err
@@ -561,6 +583,8 @@ func (x *indexTx) lookupHead(k StreamKey, h *txHead) error {
 	}
 	if h.Length == 1 {
 		h.only = headOnly(b)
+	} else {
+		h.bucketEnd = h.Length
 	}
 	return nil
 }
@@ -630,13 +654,13 @@ func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
 		if idx > 1 && h.Length == 1 {
 			// The stream's second event: its first one's entry leaves the head.
 			first := h.onlyEntry(h.only)
-			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, 1, first.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, 1, first.marshal(x.alloc(entrySize)), h, len(x.pendingEvents)})
 		}
 		if idx == 1 && h.Length <= 1 {
 			h.only = eventRef{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i)}
 		} else {
 			e := entry{holder: r.lsn, eff: r.eff, ordinal: ordinal + uint32(i), sid: ev.sid, ts: ev.ts, hash: ev.hash}
-			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), len(x.pendingEvents)})
+			x.pendingEvents = append(x.pendingEvents, eventPut{h.no, idx, e.marshal(x.alloc(entrySize)), h, len(x.pendingEvents)})
 		}
 		if x.wm.lastSID.Less(ev.sid) {
 			x.wm.lastSID = ev.sid
@@ -670,7 +694,11 @@ func (x *indexTx) carriesOlder(r *record, h *txHead, idx uint64) (bool, error) {
 	if idx == 1 && h.Length == 1 {
 		return h.only.eff > r.eff, nil
 	}
-	b, err := x.getIfCarry(r, x.events, eventKey(nil, h.no, idx))
+	// A carry reads the bucket: what the transaction holds back goes in first.
+	if err := x.flushPending(); err != nil {
+		return false, err
+	}
+	b, err := entryAt(x.events, h.no, idx)
 	if err != nil || b == nil {
 		return false, err
 	}

@@ -19,7 +19,8 @@ import (
 //	           the chunk (type 0 id) -> names (type 0 id) and stream numbers, in key order
 //	           (name_chunks.go); together the streams numbered up to the merged count (also the
 //	           listing of a type's ids, in byte order); see name_runs.go
-//	events     stream number(8B BE) index(8B BE) -> entry: holder lsn 8B | eff 8B | ordinal 4B |
+//	events     stream number(8B BE) index(8B BE) -> a run of entries, of that event and of those that
+//	           follow it (up to 256; event_runs.go), each holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B, for the events of streams of two or more events
 //	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
 //	           record_index.go
@@ -60,8 +61,8 @@ var (
 // listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
 // each merge; format 5 kept a key per name in its run; format 6 kept the entry of every event,
-// a stream's only one included, in the events bucket.
-const indexFormat = 7
+// a stream's only one included, in the events bucket; format 7 kept one key per event there.
+const indexFormat = 8
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

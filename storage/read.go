@@ -83,12 +83,17 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		if no == 0 {
 			return nil
 		}
-		prefix := eventKey(nil, no, 0)[:8]
-		c := tx.Bucket(bucketEvents).Cursor()
+		w, err := walkRuns(tx.Bucket(bucketEvents), no, from)
+		if err != nil {
+			return err
+		}
 		firstInBucket := false
-		for key, v := c.Seek(eventKey(nil, no, from)); key != nil && bytes.HasPrefix(key, prefix); key, v = c.Next() {
-			idx := binary.BigEndian.Uint64(key[8:])
-			if idx > to {
+		for {
+			idx, v, ok, err := w.next()
+			if err != nil {
+				return err
+			}
+			if !ok || idx > to {
 				break
 			}
 			firstInBucket = firstInBucket || idx == 1

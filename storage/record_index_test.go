@@ -2,7 +2,6 @@ package storage
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,14 +14,7 @@ import (
 func TestRecordIndexModel(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 0))
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "index.db"), 0o644, &bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(createBuckets); err != nil {
-		t.Fatal(err)
-	}
+	db := openEmptyIndex(t)
 	model := map[uint64]wal.Pos{}
 	next := uint64(1)
 	posOf := func() wal.Pos { return wal.Pos{Seg: 1 + rng.Uint32N(9), Off: rng.Uint32()} }
@@ -75,7 +67,7 @@ func TestRecordIndexModel(t *testing.T) {
 		want = append(want, l)
 	}
 	slices.Sort(want)
-	err = db.View(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		ri := recordsOf(tx)
 		for l := uint64(0); l <= next+recordsPerBlock; l++ {
 			got, ok := ri.get(l)
