@@ -40,7 +40,7 @@ section "HTTP writes and cached reads through the real server" \
 section "Engine reads: 1,000 and 10,000 events, uncached" \
 	"<= 1 ms and <= 5 ms" \
 	go test -run '^$' -bench '^BenchmarkRead$' -benchtime 200x ./engine/
-section "A write with a 10-item map implication beside a plain write" \
+section "A write with a 10-item map implication beside a plain write (the same ten inventory streams each time, or ten of a catalog of 10,000)" \
 	"at most 2x a plain write" \
 	go test -run '^$' -bench 'ImplicationWrite' -benchtime "$benchtime" ./engine/
 section "The storage part of that write: a record of one event beside one that also writes ten streams" \
