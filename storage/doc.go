@@ -115,8 +115,8 @@
 // state) at once. It hashes its streams before the lock too; under the lock it reads the commit
 // view's entries for all of them in one pass before looking them up one by one (commitView.touch),
 // so that the processor waits for memory once for all of a record's streams instead of once for
-// each, and the publisher does the same with a generation's streams. The commit view keeps the heads of recently written streams and, once it grows
-// past its bound, forgets the least recently written of those already in bbolt, a few at each new
+// each, and the publisher does the same with a generation's streams. The commit view keeps the
+// heads of recently written streams and, once it grows past its bound, forgets the least recently written of those already in bbolt, a few at each new
 // stream (commit_view.go), so its size follows the write rate, not the number of streams, and no
 // commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only
 // if the filter of known streams (known_streams.go) may have it, so a commit to a new stream

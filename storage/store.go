@@ -37,8 +37,7 @@ type Store struct {
 		lsn     uint64      // protected by mu: last assigned lsn
 		lastSID StreamID    // protected by mu: last assigned stream id
 		closed  bool        // protected by mu
-		// touched keeps what commitView.touch read, so that the compiler cannot drop the reads.
-		touched uint64
+		touched uint64      // protected by mu: what commitView.touch read, kept so that its reads stay
 	}
 	// live holds the keys that IfAbsent puts made live and no delete removed since, so that later
 	// IfAbsent puts of them can be dropped. It changes only in writeLocked, under mu and its own
