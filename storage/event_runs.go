@@ -13,7 +13,7 @@ import (
 // entries it has for a stream's consecutive events as one run, at most maxRunEntries of them, so
 // where there were one key and one bbolt Put per event there is one per stream and transaction:
 // under orders over a catalog of inventory streams each transaction appends about a dozen events
-// to each stream, and leaving the runs to bbolt took a tenth of the process's CPU off each order
+// to each stream, and runs took a tenth of the CPU off each order in process, less in the server
 // (see store.go's indexTxMax for the measurements). Where runs start depends on the transactions,
 // so a live index and a rebuild may cut a stream into different runs; Check compares entries.
 

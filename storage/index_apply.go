@@ -136,7 +136,7 @@ func (x *indexTx) alloc(n int) []byte {
 type eventPut struct {
 	no, idx uint64
 	v       []byte
-	h       *txHead // the stream's
+	h       *txHead // the stream's head in this transaction
 	seq     int
 }
 
