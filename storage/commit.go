@@ -293,7 +293,9 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 		p.hashes = make([]uint64, len(p.rec.groups))
 	}
 	for i := range p.rec.groups {
-		p.hashes[i] = s.known.hashKey(p.rec.groups[i].stream)
+		g := &p.rec.groups[i]
+		g.hash = s.known.hashKey(g.stream)
+		p.hashes[i] = g.hash
 	}
 	s.mu.Lock()
 	if err := s.usableLocked(); err != nil {

@@ -26,7 +26,7 @@ func TestEventRunsModel(t *testing.T) {
 	put := uint64(0)
 	for txn := range 200 {
 		err := db.Update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, nil, nil, namesMergeMin)
+			x, err := newIndexTx(tx, nil, nil, namesMergeMin, newKnownStreams().hashKey)
 			if err != nil {
 				return err
 			}

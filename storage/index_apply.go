@@ -27,8 +27,13 @@ type indexTx struct {
 	newNames []nameEntry
 	merged   bool
 	// txHeads caches the heads this transaction changed; they are written once, in finish, so a
-	// stream touched by many records of a batch costs one Put.
-	txHeads map[StreamKey]*txHead
+	// stream touched by many records of a batch costs one Put. It is keyed by the stream's hash,
+	// which the commit path computed already (hashKey; streams whose hashes collide are chained
+	// through txHead.sameHash): a map keyed by StreamKey hashed both strings of the key at every
+	// look-up. Orders to new streams in process (BenchmarkImplicationWrite's map10/new, five
+	// alternated runs) took 5.3% fewer CPU seconds for it, orders over the catalog 1.3% fewer.
+	txHeads map[uint64]*txHead
+	hashKey func(StreamKey) uint64
 	// known lists the heads of txHeads that had a number when the transaction began, numbered
 	// those it numbered, in the order it numbered them. Every number it hands out is larger than
 	// every earlier one, so known sorted by number then numbered is the heads' key order: finish
@@ -63,7 +68,7 @@ type indexScratch struct {
 	pendingSpace  []kv
 	known         []*txHead
 	numbered      []*txHead
-	txHeads       map[StreamKey]*txHead
+	txHeads       map[uint64]*txHead
 	newNames      []nameEntry
 	chunks        [][]byte
 }
@@ -152,6 +157,8 @@ type txHead struct {
 	key   StreamKey
 	only  eventRef // where the stream's event is while it has one (see index_codec.go)
 	dirty bool
+	// sameHash is the next head of txHeads whose stream has the same hash.
+	sameHash *txHead
 	// bucketEnd is the highest event index the events bucket may hold for the stream: its
 	// length in the index when the transaction began (0 while the head holds its only event),
 	// then raised by each run the transaction writes. A run that starts above it overlaps none.
@@ -195,14 +202,16 @@ func readWatermark(tx *bolt.Tx) (watermark, error) {
 // newIndexTx starts applying records in tx, with the buffers of sc if it is not nil (see
 // release). recent must hold exactly the names of the streams numbered above the watermark's
 // named count.
-func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int) (*indexTx, error) {
+// hashKey hashes the streams of records whose groups carry no hash (decoded ones); it must be the
+// function the commit path hashed the others with.
+func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int, hashKey func(StreamKey) uint64) (*indexTx, error) {
 	wm, err := readWatermark(tx)
 	if err != nil {
 		return nil, err
 	}
 	x := &indexTx{
 		wm:     wm,
-		recent: recent, mergeMin: mergeMin,
+		recent: recent, mergeMin: mergeMin, hashKey: hashKey,
 		meta: tx.Bucket(bucketMeta), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
 		events: tx.Bucket(bucketEvents), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
@@ -535,11 +544,18 @@ func commonPrefix(a, b []byte) int {
 	return n
 }
 
-// head returns the head of a stream as of the records applied so far. fresh says that no earlier
-// record touched the stream, so the index holds no head for it.
-func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
-	if h, ok := x.txHeads[k]; ok {
-		return h, nil
+// head returns the head of the stream of g as of the records applied so far. g.fresh says that no
+// earlier record touched the stream, so the index holds no head for it.
+func (x *indexTx) head(g *recGroup) (*txHead, error) {
+	k, hash, fresh := g.stream, g.hash, g.fresh
+	if hash == 0 {
+		hash = x.hashKey(k)
+	}
+	first := x.txHeads[hash]
+	for h := first; h != nil; h = h.sameHash {
+		if h.key == k {
+			return h, nil
+		}
 	}
 	if len(x.slab) == cap(x.slab) {
 		x.slab = make([]txHead, 0, headSlab)
@@ -556,9 +572,10 @@ func (x *indexTx) head(k StreamKey, fresh bool) (*txHead, error) {
 		}
 	}
 	if x.txHeads == nil {
-		x.txHeads = make(map[StreamKey]*txHead)
+		x.txHeads = make(map[uint64]*txHead)
 	}
-	x.txHeads[k] = h
+	h.sameHash = first
+	x.txHeads[hash] = h
 	return h, nil
 }
 
@@ -627,7 +644,7 @@ func (x *indexTx) apply(r *record, pos wal.Pos) error {
 }
 
 func (x *indexTx) applyGroup(r *record, g *recGroup, ordinal uint32) error {
-	h, err := x.head(g.stream, g.fresh)
+	h, err := x.head(g)
 	if err != nil {
 		return err
 	}

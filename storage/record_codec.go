@@ -51,6 +51,9 @@ type recGroup struct {
 	// fresh is set by the commit path when the stream had no head anywhere, so no earlier record
 	// touched it and the indexer need not look its head up. Not encoded: false when decoded.
 	fresh bool
+	// hash is the stream's knownStreams.hashKey, set by the commit path, which computes it
+	// anyway. Not encoded: 0 when decoded, and the indexer then hashes the stream itself.
+	hash uint64
 }
 
 type recEvent struct {

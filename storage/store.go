@@ -373,6 +373,8 @@ func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, e
 	// proportion to what the transaction already wrote: transactions stay small, counted in
 	// entries as the background indexer's are (indexBatch).
 	const batch = 16384
+	// Decoded records carry no stream hashes: any one function hashes them all alike.
+	hashKey := newKnownStreams().hashKey
 	var tx *bolt.Tx
 	var x *indexTx
 	n, inTx := 0, 0
@@ -410,7 +412,7 @@ func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, e
 			if tx, err = db.Begin(true); err != nil {
 				return err
 			}
-			if x, err = newIndexTx(tx, nil, recent, mergeMin); err != nil {
+			if x, err = newIndexTx(tx, nil, recent, mergeMin, hashKey); err != nil {
 				return err
 			}
 		}
@@ -737,7 +739,7 @@ func (s *Store) indexPending(all bool) {
 		s.idxMu.Lock()
 		var x *indexTx
 		err := s.update(func(tx *bolt.Tx) (err error) {
-			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.mergeMin()); err != nil {
+			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.mergeMin(), s.known.hashKey); err != nil {
 				return err
 			}
 			for _, g := range gens {
