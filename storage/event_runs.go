@@ -52,10 +52,14 @@ func seekRun(c *bolt.Cursor, no, idx uint64) ([]byte, []byte) {
 	} else {
 		pk, pv = c.Prev()
 	}
-	if pk != nil {
-		if pno, first := runOf(pk); pno == no && first+runLen(pv) > idx {
-			return pk, pv
-		}
+	if pk == nil {
+		// Either no key comes before, or bbolt's Prev and Last stepped into a leaf that this
+		// write transaction emptied (they return nil there, where Next skips it): cutRuns deletes
+		// runs, and a run it then missed would be left overlapping the new one.
+		return scanRun(c, no, idx)
+	}
+	if pno, first := runOf(pk); pno == no && first+runLen(pv) > idx {
+		return pk, pv
 	}
 	k, v = c.Seek(want)
 	if k == nil {
@@ -65,6 +69,25 @@ func seekRun(c *bolt.Cursor, no, idx uint64) ([]byte, []byte) {
 		return nil, nil
 	}
 	return k, v
+}
+
+// scanRun is seekRun by walking forward: a run holds at most maxRunEntries events, so the one
+// that holds idx starts at most that many events before it.
+func scanRun(c *bolt.Cursor, no, idx uint64) ([]byte, []byte) {
+	from := uint64(0)
+	if idx >= maxRunEntries {
+		from = idx - maxRunEntries + 1
+	}
+	for k, v := c.Seek(eventKey(nil, no, from)); k != nil; k, v = c.Next() {
+		kno, first := runOf(k)
+		if kno != no {
+			break
+		}
+		if first+runLen(v) > idx {
+			return k, v
+		}
+	}
+	return nil, nil
 }
 
 // entryAt returns the entry of event idx of stream no from the events bucket, or nil. The bytes
