@@ -201,9 +201,8 @@ func readWatermark(tx *bolt.Tx) (watermark, error) {
 
 // newIndexTx starts applying records in tx, with the buffers of sc if it is not nil (see
 // release). recent must hold exactly the names of the streams numbered above the watermark's
-// named count.
-// hashKey hashes the streams of records whose groups carry no hash (decoded ones); it must be the
-// function the commit path hashed the others with.
+// named count. hashKey hashes the streams of groups that carry no hash (decoded records); it must
+// be the function the commit path hashed the others with.
 func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int, hashKey func(StreamKey) uint64) (*indexTx, error) {
 	wm, err := readWatermark(tx)
 	if err != nil {
