@@ -26,9 +26,9 @@ func TestTxHeadsSameHash(t *testing.T) {
 		return r
 	}
 	for txn, records := range [][]*record{{newRecord(true), newRecord(false)}, {newRecord(false)}} {
-		err := db.Update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, nil, recent, namesMergeMin, sameHash)
-			if err != nil {
+		var x *indexTx
+		err := db.Update(func(tx *bolt.Tx) (err error) {
+			if x, err = newIndexTx(tx, nil, recent, namesMergeMin, sameHash); err != nil {
 				return err
 			}
 			for _, r := range records {
@@ -36,15 +36,12 @@ func TestTxHeadsSameHash(t *testing.T) {
 					return err
 				}
 			}
-			if err := x.finish(); err != nil {
-				return err
-			}
-			x.committed()
-			return nil
+			return x.finish()
 		})
 		if err != nil {
 			t.Fatalf("transaction %d: %v", txn, err)
 		}
+		x.committed()
 	}
 	err := db.View(func(tx *bolt.Tx) error {
 		x, err := newIndexTx(tx, nil, recent, namesMergeMin, sameHash)
