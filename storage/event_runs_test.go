@@ -19,8 +19,8 @@ func TestEventRunsModel(t *testing.T) {
 		why  string
 	}{
 		{rand.Uint64(), "a new one"},
-		// A transaction's cutRuns emptied a leaf, and bbolt's Prev returned nil at the next run
-		// in it: the run before the emptied leaf was missed and left overlapping the new one.
+		// A transaction's cutRuns emptied a leaf, and bbolt's Prev, from the run after it,
+		// returned nil: the run before the emptied leaf was missed and left overlapping a new one.
 		{3836060251589000619, "Prev into an emptied leaf"},
 	}
 	for _, c := range seeds {

@@ -15,7 +15,7 @@ func TestTxHeadsSameHash(t *testing.T) {
 	sameHash := func(StreamKey) uint64 { return 7 }
 	streams := []StreamKey{{Type: "a", ID: "1"}, {Type: "a", ID: "2"}, {Type: "b", ID: "1"}}
 	lsn := uint64(0)
-	// Record i appends one event to each stream; in the first record the streams are new.
+	// Each record appends one event to each stream; in the first one the streams are new.
 	newRecord := func(fresh bool) *record {
 		lsn++
 		r := &record{lsn: lsn, eff: lsn}
