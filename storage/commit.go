@@ -20,7 +20,6 @@ type prepared struct {
 	offs     recordOffsets
 	contents [][32]byte   // content hash of each event, in record order
 	expects  []Expect     // per group
-	hashes   []uint64     // per group, of its stream (knownStreams.hashKey); commitPrepared sets it
 	heads    []headUpdate // room for assignLocked's head updates, one per group
 	relied   []liveKey    // the keys of the IfAbsent puts dropped because they were live
 	preset   bool         // import: stream ids are given and hashes must match
@@ -34,7 +33,6 @@ type singleEvent struct {
 	p       prepared
 	content [1][32]byte
 	expect  [1]Expect
-	hash    [1]uint64
 	head    [1]headUpdate
 	offs    [5]int // groups, events, hashes, and two ordered puts (an actor's and a target's)
 }
@@ -55,7 +53,6 @@ func newSingleEvent() *prepared {
 	r.r.puts, r.r.spaceKeys = r.put[:0], r.spaceKeys[:0]
 	b.p.contents = b.content[:0]
 	b.p.expects = b.expect[:]
-	b.p.hashes = b.hash[:]
 	b.p.heads = b.head[:0]
 	b.p.offs = recordOffsets{groups: b.offs[0:0:1], events: b.offs[1:1:2], hashes: b.offs[2:2:3], puts: b.offs[3:3:5]}
 	return &b.p
@@ -289,13 +286,9 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 		return CommitResult{}, err
 	}
 	// Hashed here, the streams cost the commit lock nothing.
-	if len(p.hashes) != len(p.rec.groups) {
-		p.hashes = make([]uint64, len(p.rec.groups))
-	}
 	for i := range p.rec.groups {
 		g := &p.rec.groups[i]
 		g.hash = s.known.hashKey(g.stream)
-		p.hashes[i] = g.hash
 	}
 	s.mu.Lock()
 	if err := s.usableLocked(); err != nil {
@@ -353,12 +346,12 @@ func (s *Store) assignLocked(p *prepared) (CommitResult, []headUpdate, error) {
 	res := CommitResult{Lengths: make([]uint64, len(r.groups)), StreamIDs: make([]StreamID, 0, len(p.contents))}
 	sids := sidGen{clock: s.clock, last: s.mu.lastSID}
 	if len(r.groups) > 1 {
-		s.mu.touched = s.mu.heads.touch(p.hashes)
+		s.mu.touched = s.mu.heads.touch(r.groups)
 	}
 	ord := 0
 	for gi := range r.groups {
 		g := &r.groups[gi]
-		u, err := find(g.stream, p.hashes[gi])
+		u, err := find(g.stream, g.hash)
 		if err != nil {
 			return CommitResult{}, nil, err
 		}

@@ -64,14 +64,15 @@ func (v *commitView) get(k StreamKey, hash uint64) (*commitHead, bool) {
 	return nil, false
 }
 
-// touch reads the slot of each hash, the first head there and the first byte of its stream id,
-// and returns a sum of what it read. The look-ups of a record's streams then find those in the
-// processor's caches: each one otherwise waits for memory three times in a row (slot, head, id),
-// while these reads do not depend on one another, so the processor waits for them together.
-func (v *commitView) touch(hashes []uint64) uint64 {
+// touch reads the slot of each group's stream hash, the first head there and the first byte of
+// its stream id, and returns a sum of what it read. The look-ups of a record's streams then find
+// those in the processor's caches: each one otherwise waits for memory three times in a row
+// (slot, head, id), while these reads do not depend on one another, so the processor waits for
+// them together.
+func (v *commitView) touch(groups []recGroup) uint64 {
 	var sum uint64
-	for _, h := range hashes {
-		if ch := *v.slot(h); ch != nil {
+	for i := range groups {
+		if ch := *v.slot(groups[i].hash); ch != nil {
 			sum += ch.hash
 			if id := ch.key.ID; id != "" {
 				sum += uint64(id[0])
