@@ -64,6 +64,13 @@ func applyGCDefault(getenv func(string) string) {
 // (9,358 against 9,449/s in eight pairs), single writes at 16 connections and batches (four
 // pairs each) stayed within the runs' spread. Sixteen processors did worse than eight (three
 // pairs).
+//
+// The spares cost tail latency. A garbage collection runs dedicated mark workers on a quarter of
+// the processors and idle ones on every other processor without work, so with eight processors
+// on 2 cores it takes both cores from the requests for the 30-50 ms of its mark phase; the
+// open-loop p99 of single writes at 16 connections falls in those windows. In five alternated
+// pairs, processors equal to the cores took that p99 from 48 to 20 ms (medians), and in three
+// pairs orders to new streams down by about a tenth, so the spares stay.
 const spareProcs = 6
 
 // applyProcsDefault runs spareProcs more Go processors than the runtime's default unless the
