@@ -243,7 +243,7 @@ func (p *prepared) encode() {
 	}
 	p.offs.groups, p.offs.events, p.offs.hashes, p.offs.puts = p.offs.groups[:0], p.offs.events[:0], p.offs.hashes[:0], p.offs.puts[:0]
 	p.payload = p.rec.marshal(make([]byte, 0, p.rec.encodedSize()), &p.offs)
-	p.rec.size = len(p.payload)
+	p.rec.size = cap(p.payload)
 	ord := 0
 	for gi := range p.rec.groups {
 		evs := p.rec.groups[gi].events

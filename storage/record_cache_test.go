@@ -2,6 +2,7 @@ package storage
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -41,7 +42,7 @@ func (m *cacheModel) evict(lsn uint64) {
 func TestRecordCache(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 0))
-	const budget = cacheShards * 20 * (1000 + 256) // about 20 records of 1,000 bytes per shard
+	const budget = cacheShards * 20 * 1200 // about 20 records of 1,000 bytes per shard
 	c := newRecordCache(budget)
 	m := &cacheModel{budget: budget / cacheShards, present: map[uint64]*record{}}
 	next := uint64(1)
@@ -80,5 +81,39 @@ func TestRecordCache(t *testing.T) {
 		if got, want := c.get(l), m.present[l]; got != want {
 			t.Fatalf("seed %d: get(%d) = %p, want %p", seed, l, got, want)
 		}
+	}
+}
+
+// TestRecordCacheCountsItsMemory commits single events, the common record, and compares the heap
+// the cache's records take, found by evicting them all, with what the cache counts.
+func TestRecordCacheCountsItsMemory(t *testing.T) {
+	const n = 20_000
+	opts := testOptions()
+	opts.CacheBytes = 1 << 30
+	s, _ := openChecked(t, opts)
+	k := key("item", "a")
+	for i := range n {
+		mustAppend(t, s, k, ev("was_noted", map[string]any{"note": "a note of some length", "n": i}))
+	}
+	flushCommitted(t, s)
+	heap := func() int64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	var counted int64
+	for i := range s.cache.shards {
+		counted += s.cache.shards[i].size
+	}
+	before := heap()
+	lsns := make([]uint64, 0, n)
+	for l := range uint64(n) {
+		lsns = append(lsns, l+1)
+	}
+	s.cache.evict(lsns)
+	held := before - heap()
+	if ratio := float64(held) / float64(counted); ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("the cache holds %d bytes of %d records and counts %d (ratio %.2f)", held, n, counted, ratio)
 	}
 }

@@ -41,7 +41,7 @@ type record struct {
 	// decoded.
 	spaceKeys []string
 	deletes   []Delete
-	size      int // payload length, for cache accounting
+	size      int // the payload's capacity, which its slices keep alive: for cache accounting
 }
 
 type recGroup struct {
@@ -233,7 +233,7 @@ func unmarshalRecord(payload []byte) (*record, error) {
 		return nil, fmt.Errorf("%w: bad header", ErrBadRecord)
 	}
 	d := decoder{b: payload[1:]}
-	r := &record{size: len(payload)}
+	r := &record{size: cap(payload)}
 	r.lsn = d.u64()
 	r.eff = d.u64()
 	if n := d.count(1); n > 0 {
