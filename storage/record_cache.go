@@ -89,7 +89,8 @@ func (c *recordCache) put(r *record) {
 		return
 	}
 	sh := c.shard(r.lsn)
-	if cost(r) > sh.budget {
+	n := cost(r)
+	if n > sh.budget {
 		return
 	}
 	sh.mu.Lock()
@@ -97,9 +98,12 @@ func (c *recordCache) put(r *record) {
 	if _, ok := sh.items.get(r.lsn / cacheShards); ok {
 		return
 	}
+	// Kept for the eviction, which would otherwise walk a record long out of the processor's
+	// caches.
+	r.cost = n
 	sh.items.set(r.lsn/cacheShards, r)
 	sh.fifo = append(sh.fifo, r.lsn)
-	sh.size += cost(r)
+	sh.size += n
 	for sh.size > sh.budget && len(sh.fifo) > 0 {
 		old := sh.fifo[0]
 		sh.fifo = sh.fifo[1:]
@@ -122,7 +126,7 @@ func (c *recordCache) evict(lsns []uint64) {
 // removeLocked drops record lsn if the shard holds it. REQUIRES: sh.mu held.
 func (sh *cacheShard) removeLocked(lsn uint64) {
 	if o, ok := sh.items.get(lsn / cacheShards); ok {
-		sh.size -= cost(o)
+		sh.size -= o.cost
 		sh.items.remove(lsn / cacheShards)
 	}
 }

@@ -42,6 +42,8 @@ type record struct {
 	spaceKeys []string
 	deletes   []Delete
 	size      int // the payload's capacity, which its slices keep alive: for cache accounting
+	// cost is what the record cache counted for it (cost), protected by the lock of its shard.
+	cost int64
 }
 
 type recGroup struct {
