@@ -81,7 +81,7 @@ func foldedRuns(his []uint64, lo, hi uint64) int {
 // writeRun writes the names fresh (in key order, numbered lo+1..hi) as the run keyed hi, merged
 // with the newest runs that foldedRuns picks, and deletes those. Its chunks are slices from alloc
 // (of length 0 and the capacity asked for).
-func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(int) []byte) error {
+func writeRun(names *bolt.Bucket, fresh []nameKey, lo, hi uint64, alloc func(int) []byte) error {
 	his := nameRuns(names)
 	folded := his[len(his)-foldedRuns(his, lo, hi):]
 	run, err := names.CreateBucket(u64Key(hi))
@@ -104,9 +104,9 @@ func writeRun(names *bolt.Bucket, fresh []nameEntry, lo, hi uint64, alloc func(i
 	}
 	var freshKey, prev []byte
 	nextFresh := func() {
-		freshKey = freshKey[:0]
+		freshKey = nil
 		if len(fresh) > 0 {
-			freshKey = streamKeyBytes(freshKey, fresh[0].key)
+			freshKey = fresh[0].key
 		}
 	}
 	nextFresh()

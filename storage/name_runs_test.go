@@ -135,7 +135,7 @@ func TestWriteRun(t *testing.T) {
 		for k = range all {
 			break
 		}
-		return writeRun(tx.Bucket(bucketNames), []nameEntry{{k, named + 1}}, named, 2*named, alloc)
+		return writeRun(tx.Bucket(bucketNames), []nameKey{{streamKeyBytes(nil, k), named + 1}}, named, 2*named, alloc)
 	})
 	if !errors.Is(err, ErrBadRecord) {
 		t.Fatalf("merging a name twice: %v, want ErrBadRecord", err)

@@ -36,11 +36,13 @@ func TestSortNames(t *testing.T) {
 				es = append(es, nameEntry{k, uint64(no + 1)})
 			}
 		}
-		want := slices.Clone(es)
-		slices.SortFunc(want, func(a, b nameEntry) int {
-			return bytes.Compare(streamKeyBytes(nil, a.key), streamKeyBytes(nil, b.key))
-		})
-		if got := sortNames(es); !slices.Equal(got, want) {
+		var want []nameKey
+		for _, e := range es {
+			want = append(want, nameKey{streamKeyBytes(nil, e.key), e.no})
+		}
+		slices.SortFunc(want, func(a, b nameKey) int { return bytes.Compare(a.key, b.key) })
+		got := sortNames(es)
+		if !slices.EqualFunc(got, want, func(a, b nameKey) bool { return bytes.Equal(a.key, b.key) && a.no == b.no }) {
 			t.Fatalf("round %d: sortNames gave\n%v\nwant\n%v", round, got, want)
 		}
 	}
