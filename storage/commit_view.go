@@ -24,7 +24,15 @@ type commitView struct {
 	root commitHead
 	// bound is the number of heads above which adding one forgets old ones.
 	bound int
+	// free holds entries prune forgot, for add to take instead of allocating: under writes to
+	// new streams the view forgets about one head for each it adds. No one else points to them:
+	// the commit path holds entries only while it holds the commit lock, and prune runs at the
+	// end of a commit.
+	free []*commitHead
 }
+
+// freeMax bounds the entries the view keeps for reuse.
+const freeMax = 4 * pruneStep
 
 type commitHead struct {
 	head
@@ -90,7 +98,13 @@ func (v *commitView) add(k StreamKey, hash uint64, h head) *commitHead {
 	if v.n == len(v.slots) {
 		v.resize(2 * len(v.slots))
 	}
-	ch := &commitHead{head: h, key: k, hash: hash}
+	var ch *commitHead
+	if n := len(v.free); n > 0 {
+		ch, v.free = v.free[n-1], v.free[:n-1]
+		*ch = commitHead{head: h, key: k, hash: hash}
+	} else {
+		ch = &commitHead{head: h, key: k, hash: hash}
+	}
 	sl := v.slot(hash)
 	ch.chain, *sl = *sl, ch
 	v.n++
@@ -144,6 +158,11 @@ func (v *commitView) prune(published uint64) {
 		}
 		v.unlink(oldest)
 		v.remove(oldest)
+		if len(v.free) < freeMax {
+			// Its strings go now, not when it is taken again.
+			*oldest = commitHead{}
+			v.free = append(v.free, oldest)
+		}
 	}
 	if len(v.slots) > 2*v.bound && v.n <= len(v.slots)/4 {
 		v.resize(len(v.slots) / 2)

@@ -91,3 +91,35 @@ func TestCommitViewGrowsAndShrinks(t *testing.T) {
 		}
 	}
 }
+
+// Heads the view forgets are taken again by the heads it adds: in steady state, adding a head and
+// forgetting one allocates nothing, and every head kept still reads as written.
+func TestCommitViewReusesForgottenHeads(t *testing.T) {
+	v := newCommitView()
+	v.bound = 3
+	hash := newKnownStreams().hashKey
+	keys := make([]StreamKey, 1000)
+	for i := range keys {
+		keys[i] = key("t", fmt.Sprint(i))
+	}
+	next := 0
+	step := func() {
+		k := keys[next%len(keys)]
+		next++
+		v.add(k, hash(k), head{lsn: uint64(next)})
+		v.prune(uint64(next))
+	}
+	for range 10 {
+		step()
+	}
+	if allocs := testing.AllocsPerRun(500, step); allocs != 0 {
+		t.Errorf("adding a head and forgetting one allocates %v times, want 0", allocs)
+	}
+	for back := 1; back <= 5; back++ {
+		i := next - back
+		ch, ok := v.get(keys[i%len(keys)], hash(keys[i%len(keys)]))
+		if want := back <= v.bound; ok != want || ok && ch.lsn != uint64(i+1) {
+			t.Fatalf("head written %d ago: found %v (%v), want found %v with lsn %d", back, ok, ch, want, i+1)
+		}
+	}
+}
