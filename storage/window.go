@@ -20,6 +20,10 @@ type window[T comparable] struct {
 	buf   []T
 	used  int // non-empty slots of win
 	other map[uint64]T
+	// one is buf while the window holds one slot: a new stream's window in the overlay often
+	// holds one event and no more, and a slot here saves an allocation per new stream. A window
+	// must not be copied once used, as its slices may point into it.
+	one [1]T
 }
 
 // maxWindowGap bounds the empty slots a set may add to reach its key; keys further away go to
@@ -76,9 +80,10 @@ func (w *window[T]) extend(n int) {
 		copy(w.buf, w.win)
 		clear(w.buf[old:cap(w.buf)])
 		w.win = w.buf[:n]
+	case n == 1:
+		w.buf, w.win = w.one[:], w.one[:]
 	default:
-		// Twice the length leaves room to slide back into; an empty window gets just its slot, as
-		// a new stream's window in the overlay often holds one event and no more.
+		// Twice the length leaves room to slide back into; an empty window gets just its slots.
 		size := 2 * n
 		if len(w.win) == 0 {
 			size = n
@@ -86,6 +91,7 @@ func (w *window[T]) extend(n int) {
 		buf := make([]T, n, size)
 		copy(buf, w.win)
 		w.buf, w.win = buf, buf
+		clear(w.one[:]) // buf may have been one
 	}
 }
 

@@ -105,3 +105,30 @@ func TestNewWindowTakesOneSlot(t *testing.T) {
 		t.Fatalf("a window of one key has room for %d", cap(w.buf))
 	}
 }
+
+// A window of one key takes no allocation, and one that grows past it keeps no copy of what it
+// held there (for a window of pointers, a copy would keep the record alive).
+func TestWindowOfOneKey(t *testing.T) {
+	ws, r := make([]window[*record], 101), &record{lsn: 7}
+	i := 0
+	if allocs := testing.AllocsPerRun(100, func() {
+		ws[i].set(7, r)
+		i++
+	}); allocs != 0 {
+		t.Errorf("a window of one key allocates %v times, want 0", allocs)
+	}
+	var w window[*record]
+	first := &record{lsn: 1}
+	w.set(1, first)
+	for l := uint64(2); l <= 4; l++ {
+		w.set(l, &record{lsn: l})
+	}
+	for l := uint64(1); l <= 4; l++ {
+		if r, ok := w.get(l); !ok || r.lsn != l {
+			t.Fatalf("get(%d) = %v, %v", l, r, ok)
+		}
+	}
+	if w.one[0] != nil {
+		t.Errorf("the window grew and still holds its first value in its one slot")
+	}
+}
