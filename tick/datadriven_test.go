@@ -224,6 +224,9 @@ func runCommand(cmd string, in Value) (string, error) {
 			return "", err
 		}
 		v, err := t.Eval(caseScope(in))
+		if err := sameAppendJSON(t, caseScope(in), v, err); err != nil {
+			return "", err
+		}
 		if err != nil {
 			return "", err
 		}
@@ -250,9 +253,29 @@ func runCommand(cmd string, in Value) (string, error) {
 			return "", err
 		}
 		v, err := t.Eval(s)
+		if err := sameAppendJSON(t, s, v, err); err != nil {
+			return "", err
+		}
 		return v.String(), err
 	}
 	return "", fmt.Errorf("unknown command %q", cmd)
+}
+
+// sameAppendJSON checks that Template.AppendJSON gives what Eval gave (v, err) written with
+// Value.AppendJSON, and returns an error that fails the case where it does not.
+func sameAppendJSON(t *Template, s *Scope, v Value, err error) error {
+	got, kind, gotErr := t.AppendJSON([]byte("prefix"), s)
+	if fmt.Sprint(gotErr) != fmt.Sprint(err) {
+		return fmt.Errorf("AppendJSON: error %v, Eval: %v", gotErr, err)
+	}
+	want := v.AppendJSON([]byte("prefix"))
+	if v.IsMissing() {
+		want = []byte("prefix")
+	}
+	if err == nil && (kind != v.Kind() || string(got) != string(want)) {
+		return fmt.Errorf("AppendJSON: %s (%s), Eval: %s (%s)", got, kind, want, v.Kind())
+	}
+	return nil
 }
 
 func parseCasePath(in Value) (Path, error) {

@@ -81,6 +81,49 @@ func (e *expr) eval(s *Scope) (Value, error) {
 	return e.evalBuilt(s)
 }
 
+// appendJSON is eval followed by Value.AppendJSON, without building the objects and arrays the
+// expression spells out: their members are evaluated in the same order and dropped when
+// missing, as evalBuilt does.
+func (e *expr) appendJSON(dst []byte, s *Scope) ([]byte, Kind, error) {
+	var open, sep, end byte
+	switch e.kind {
+	case exObject:
+		open, end = '{', '}'
+	case exArray:
+		open, end = '[', ']'
+	default:
+		v, err := e.eval(s)
+		if err != nil || v.kind == KindMissing {
+			return dst, v.kind, err
+		}
+		return v.AppendJSON(dst), v.kind, nil
+	}
+	dst = append(dst, open)
+	for i := range e.kids {
+		mark := len(dst)
+		if sep != 0 {
+			dst = append(dst, sep)
+		}
+		if e.kind == exObject {
+			dst = append(appendString(dst, e.keys[i]), ':')
+		}
+		var kind Kind
+		var err error
+		if dst, kind, err = e.kids[i].appendJSON(dst, s); err != nil {
+			return dst, KindMissing, err
+		}
+		if kind == KindMissing {
+			dst = dst[:mark]
+			continue
+		}
+		sep = ','
+	}
+	if e.kind == exObject {
+		return append(dst, end), KindObject, nil
+	}
+	return append(dst, end), KindArray, nil
+}
+
 // missing is the outcome of a path that found nothing: no error when the
 // path is optional.
 func (e *expr) missing() error {

@@ -39,6 +39,16 @@ func (c *compiler) templateValue(v Value) *Template {
 // whole template was an optional path that found nothing.
 func (t *Template) Eval(s *Scope) (Value, error) { return t.e.eval(s) }
 
+// AppendJSON evaluates the template and appends its result's JSON to dst: the bytes
+// Eval's result would write with Value.AppendJSON, and that result's kind (KindMissing, with
+// dst as it was, where Eval gives the missing Value). Objects and arrays the template spells
+// out are written as their members are evaluated, without building them: an implication's
+// data is wanted as JSON, and building it first allocated an object per implied event. On an
+// error, dst may hold part of the result.
+func (t *Template) AppendJSON(dst []byte, s *Scope) ([]byte, Kind, error) {
+	return t.e.appendJSON(dst, s)
+}
+
 // ReadsState reports whether evaluating the template may read the state: a path from "@"
 // or "$.state". Callers that only need the state for templates can then skip reading it.
 func (t *Template) ReadsState() bool { return t.e.readsState() }

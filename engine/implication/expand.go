@@ -325,31 +325,33 @@ func (r *run) resolve(e *spec.Emit, scope *tick.Scope, ptr string) (storage.Stre
 	if err != nil {
 		return storage.StreamKey{}, nil, nil, err
 	}
-	var data []byte
-	if e.Data == nil {
-		data = []byte("{}")
-	} else {
-		v, err := e.Data.Eval(scope)
-		if err != nil {
-			return storage.StreamKey{}, nil, nil, refusal(ptr+"/data", "data: %v", err)
+	data := []byte("{}")
+	if e.Data != nil {
+		if data, err = r.appendData(e.Data, scope, ptr); err != nil {
+			return storage.StreamKey{}, nil, nil, err
 		}
-		if v.Kind() != tick.KindObject {
-			return storage.StreamKey{}, nil, nil, refusalOf(ErrResolve, ptr+"/data", "data resolved to %s, not an object", v.Kind())
-		}
-		data = r.appendData(v)
 	}
 	return storage.StreamKey{Type: e.AggregateType, ID: id}, ev, data, nil
 }
 
-// appendData writes v to the arena and returns its bytes, capped so that nothing written later
-// lands in them.
-func (r *run) appendData(v tick.Value) []byte {
+// appendData evaluates a data template into the arena and returns its JSON, capped so that
+// nothing written later lands in it.
+func (r *run) appendData(t *tick.Template, scope *tick.Scope, ptr string) ([]byte, error) {
 	if r.arena == nil {
 		r.arena = make([]byte, 0, arenaSize)
 	}
 	start := len(r.arena)
-	r.arena = v.AppendJSON(r.arena)
-	return r.arena[start:len(r.arena):len(r.arena)]
+	out, kind, err := t.AppendJSON(r.arena, scope)
+	if err != nil {
+		r.arena = r.arena[:start]
+		return nil, refusal(ptr+"/data", "data: %v", err)
+	}
+	if kind != tick.KindObject {
+		r.arena = r.arena[:start]
+		return nil, refusalOf(ErrResolve, ptr+"/data", "data resolved to %s, not an object", kind)
+	}
+	r.arena = out
+	return out[start:len(out):len(out)], nil
 }
 
 // id resolves an aggregate id template and normalizes it like a client's URL id. The docs
