@@ -8,7 +8,8 @@ import (
 )
 
 // TestTxHeadsSameHash indexes streams whose hashes all collide, in one transaction and across
-// two: each must keep a head of its own, found again by its key.
+// two that share their scratch (the second reuses the first's heads, cleared): each must keep a
+// head of its own, found again by its key.
 func TestTxHeadsSameHash(t *testing.T) {
 	db := openEmptyIndex(t)
 	recent := newRecentNames()
@@ -25,10 +26,11 @@ func TestTxHeadsSameHash(t *testing.T) {
 		}
 		return r
 	}
+	var sc indexScratch
 	for txn, records := range [][]*record{{newRecord(true), newRecord(false)}, {newRecord(false)}} {
 		var x *indexTx
 		err := db.Update(func(tx *bolt.Tx) (err error) {
-			if x, err = newIndexTx(tx, nil, recent, namesMergeMin, sameHash); err != nil {
+			if x, err = newIndexTx(tx, &sc, recent, namesMergeMin, sameHash); err != nil {
 				return err
 			}
 			for _, r := range records {
@@ -42,6 +44,10 @@ func TestTxHeadsSameHash(t *testing.T) {
 			t.Fatalf("transaction %d: %v", txn, err)
 		}
 		x.committed()
+		x.release(&sc)
+		if len(sc.slabs) != 1 || sc.slabs[0][:cap(sc.slabs[0])][0].key != (StreamKey{}) {
+			t.Fatalf("after transaction %d the scratch keeps %d slabs of heads (want 1, cleared)", txn, len(sc.slabs))
+		}
 	}
 	err := db.View(func(tx *bolt.Tx) error {
 		x, err := newIndexTx(tx, nil, recent, namesMergeMin, sameHash)
