@@ -324,11 +324,14 @@ func sortNames(es []nameEntry) []nameKey {
 		id        uint64
 		typ, from uint32
 	}
+	// Most names of a merge share one type string: the map is skipped for a run of them.
 	size := 0
 	ranks := make(map[string]uint32)
-	for _, e := range es {
+	for i, e := range es {
 		size += len(e.key.Type) + 1 + len(e.key.ID)
-		ranks[e.key.Type] = 0
+		if i == 0 || e.key.Type != es[i-1].key.Type {
+			ranks[e.key.Type] = 0
+		}
 	}
 	types := make([]string, 0, len(ranks))
 	for t := range ranks {
@@ -349,7 +352,6 @@ func sortNames(es []nameEntry) []nameKey {
 		ends[i] = len(keys)
 		var id [8]byte
 		copy(id[:], keys[idAt:])
-		// Most names of a merge share one type string: skip the map for a run of them.
 		if i == 0 || e.key.Type != lastType {
 			lastType, lastRank = e.key.Type, ranks[e.key.Type]
 		}
