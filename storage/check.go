@@ -141,7 +141,7 @@ func compareIndexes(a, b *bolt.DB) error {
 			for _, name := range allBuckets {
 				var err error
 				switch {
-				case bytes.Equal(name, bucketEvents), bytes.Equal(name, bucketNames):
+				case bytes.Equal(name, bucketEvents), bytes.Equal(name, bucketNames), bytes.Equal(name, bucketHeadRuns):
 					continue // compared stream by stream with the heads
 				case bytes.Equal(name, bucketHeads):
 					err = compareStreams(ta, tb)
@@ -196,6 +196,7 @@ func compareStreams(ta, tb *bolt.Tx) error {
 		return err
 	}
 	ha, hb := ta.Bucket(bucketHeads), tb.Bucket(bucketHeads)
+	ra, rb := ta.Bucket(bucketHeadRuns), tb.Bucket(bucketHeadRuns)
 	ea, eb := ta.Bucket(bucketEvents), tb.Bucket(bucketEvents)
 	var streams, runsA, runsB int
 	for {
@@ -213,8 +214,14 @@ func compareStreams(ta, tb *bolt.Tx) error {
 		if okA != okB || !bytes.Equal(ka, kb) {
 			return fmt.Errorf("%w: stream names: index has %q, rebuild has %q", ErrIndexMismatch, ka, kb)
 		}
-		pa, pb := u64Key(noA), u64Key(noB)
-		va, vb := ha.Get(pa), hb.Get(pb)
+		va, err := headValue(ha, ra, u64Key(noA))
+		if err != nil {
+			return err
+		}
+		vb, err := headValue(hb, rb, u64Key(noB))
+		if err != nil {
+			return err
+		}
 		if va == nil || vb == nil || !bytes.Equal(headKey(va), ka) || !bytes.Equal(va, vb) {
 			return fmt.Errorf("%w: bucket heads: stream %q: index has %x, rebuild has %x", ErrIndexMismatch, ka, va, vb)
 		}
@@ -223,13 +230,35 @@ func compareStreams(ta, tb *bolt.Tx) error {
 			return err
 		}
 	}
-	if na, nb := ha.Stats().KeyN, hb.Stats().KeyN; na != streams || nb != streams {
+	na, err := countHeads(ta)
+	if err != nil {
+		return err
+	}
+	nb, err := countHeads(tb)
+	if err != nil {
+		return err
+	}
+	if na != streams || nb != streams {
 		return fmt.Errorf("%w: bucket heads: index holds %d heads and rebuild %d, of %d named streams", ErrIndexMismatch, na, nb, streams)
 	}
 	if na, nb := ea.Stats().KeyN, eb.Stats().KeyN; na != runsA || nb != runsB {
 		return fmt.Errorf("%w: bucket events: index holds %d runs of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, runsA, na, runsB, nb)
 	}
 	return nil
+}
+
+// countHeads counts the heads of an index, checking that its runs of heads hold the streams
+// numbered from 1 on without a gap.
+func countHeads(tx *bolt.Tx) (int, error) {
+	n := 0
+	err := forEachHead(tx, 1, func(no uint64, _ []byte) error {
+		n++
+		if no != uint64(n) {
+			return fmt.Errorf("%w: the runs of heads begin at stream %d", ErrIndexMismatch, no)
+		}
+		return nil
+	})
+	return n, err
 }
 
 // compareEvents compares the entries of stream k, numbered noA in one index and noB in the other,
@@ -386,9 +415,9 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 	}
 	return db.View(func(tx *bolt.Tx) error {
 		eb := tx.Bucket(bucketEvents)
-		return tx.Bucket(bucketHeads).ForEach(func(nk, hv []byte) error {
+		return forEachHead(tx, 1, func(no uint64, hv []byte) error {
 			var h head
-			if err := h.unmarshal(nk, hv); err != nil {
+			if err := h.unmarshal(u64Key(no), hv); err != nil {
 				return err
 			}
 			k, err := parseStreamKey(headKey(hv))

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -59,13 +60,14 @@ func TestCheckAcceptsAnIndexBehindTheLog(t *testing.T) {
 
 	// An index that disagrees with the log is still reported.
 	updateIndex(t, dir, func(tx *bolt.Tx) error {
-		k, v := tx.Bucket(bucketHeads).Cursor().First()
+		// The first stream's length, in the first run of heads (head_runs.go).
+		k, v := tx.Bucket(bucketHeadRuns).Cursor().First()
 		if k == nil {
 			return errors.New("no stream head to tamper with")
 		}
 		tampered := append([]byte(nil), v...)
-		tampered[0] ^= 0xff
-		return tx.Bucket(bucketHeads).Put(append([]byte(nil), k...), tampered)
+		tampered[4+4*binary.BigEndian.Uint32(v)] ^= 0xff
+		return tx.Bucket(bucketHeadRuns).Put(append([]byte(nil), k...), tampered)
 	})
 	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) {
 		t.Fatalf("check of a tampered index: got %v, want ErrIndexMismatch", err)

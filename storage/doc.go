@@ -44,8 +44,9 @@
 //     event's h_i is stored in its record and in the index. ContentHash documents canonical(event).
 //   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
 //     the index the store maintains, up to the numbers streams get, how many of their names
-//     have been merged into the names bucket, and in which runs, and where the runs of a
-//     stream's events begin; Check verifies this and every chain.
+//     have been merged into the names bucket, and in which runs, where the runs of a stream's
+//     events begin, and which streams' heads have a key of their own beside their entry in a
+//     run of heads; Check verifies this and every chain.
 //   - Erasure is real: Rewrite returns after the records that held the old events are gone from
 //     every file of the log, the stream's snapshot is deleted and the read cache evicted. Erase
 //     returns after the records that held any older value of its record-space keys are gone from

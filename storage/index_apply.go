@@ -14,9 +14,9 @@ import (
 // indexTx is one bbolt write transaction applying records in log order. The same code serves the
 // background indexer, the catch-up at open and Rebuild, which is why the index equals a rebuild.
 type indexTx struct {
-	meta, heads, names, events, space, jobs *bolt.Bucket
-	records                                 recordBlocks
-	wm                                      watermark
+	meta, headRuns, heads, names, events, space, jobs *bolt.Bucket
+	records                                           recordBlocks
+	wm                                                watermark
 	// recent holds the names not yet merged into the names bucket, as of the transaction's start
 	// (the caller adds newNames to it once the transaction commits, see committed); mergeMin is
 	// the least number of recent names that makes finish merge them.
@@ -229,7 +229,7 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int
 	x := &indexTx{
 		wm:     wm,
 		recent: recent, mergeMin: mergeMin, hashKey: hashKey,
-		meta: tx.Bucket(bucketMeta), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
+		meta: tx.Bucket(bucketMeta), headRuns: tx.Bucket(bucketHeadRuns), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
 		events: tx.Bucket(bucketEvents), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
 	if sc != nil {
@@ -237,17 +237,23 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int
 		x.newNames, x.spare, x.spareSlabs = sc.newNames, sc.chunks, sc.slabs
 	}
 	x.records = recordBlocks{b: tx.Bucket(bucketRecords), alloc: x.alloc}
-	// Records are keyed by increasing lsn, and a stream's events by increasing index under a
-	// number that grows with new streams: pages fill from the left and may be split full (at
-	// bbolt's default of half, every page a transaction writes would stay half empty).
+	// Records are keyed by increasing lsn, runs of heads by increasing number, and a stream's
+	// events by increasing index under a number that grows with new streams: pages fill from the
+	// left and may be split full (at bbolt's default of half, every page a transaction writes
+	// would stay half empty). A heads key is put at a random place once, when its stream's head
+	// first changes after the transaction that numbered it, and overwritten from then on; kept
+	// full, those pages are half as many for a transaction to write again (orders over a
+	// catalog of 10,000 streams, in process, took about 6% more CPU at half).
 	x.records.b.FillPercent = 1.0
 	x.events.FillPercent = 1.0
+	x.headRuns.FillPercent = 1.0
 	x.heads.FillPercent = 1.0
 	return x, nil
 }
 
-// finish writes the changed heads, merges the recent names when enough have gathered, and writes
-// the watermark; call it once before the transaction commits, and committed once it has.
+// finish writes the changed heads (those of the streams it numbered as runs, head_runs.go),
+// merges the recent names when enough have gathered, and writes the watermark; call it once
+// before the transaction commits, and committed once it has.
 func (x *indexTx) finish() error {
 	if err := x.flushPending(); err != nil {
 		return err
@@ -255,16 +261,18 @@ func (x *indexTx) finish() error {
 	// Heads are keyed by distinct big-endian numbers: comparing the numbers orders them as bbolt
 	// does.
 	slices.SortFunc(x.known, func(a, b *txHead) int { return cmp.Compare(a.no, b.no) })
-	for _, hs := range [...][]*txHead{x.known, x.numbered} {
-		for _, h := range hs {
-			if !h.dirty {
-				continue
-			}
-			v := h.marshal(x.alloc(headSize(h.Length, h.key)), h.key, h.only)
-			if err := x.heads.Put(binary.BigEndian.AppendUint64(x.alloc(8), h.no), v); err != nil {
-				return err
-			}
+	for _, h := range x.known {
+		if !h.dirty {
+			continue
 		}
+		v := h.marshal(x.alloc(headSize(h.Length, h.key)), h.key, h.only)
+		if err := x.heads.Put(binary.BigEndian.AppendUint64(x.alloc(8), h.no), v); err != nil {
+			return err
+		}
+	}
+	// A stream is numbered with its first event, so each of these heads changed.
+	if err := putHeadRuns(x.headRuns, x.numbered, x.alloc); err != nil {
+		return err
 	}
 	if err := x.mergeNames(); err != nil {
 		return err
@@ -645,7 +653,10 @@ func (x *indexTx) lookupHead(k StreamKey, h *txHead) error {
 		}
 	}
 	nk := u64Key(no)
-	b := x.heads.Get(nk)
+	b, err := headValue(x.heads, x.headRuns, nk)
+	if err != nil {
+		return err
+	}
 	if b == nil {
 		return fmt.Errorf("%w: stream %s has number %d but no head", ErrBadRecord, k, no)
 	}

@@ -12,9 +12,14 @@ import (
 //	meta       "format" -> indexFormat (8B)
 //	           "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B |
 //	           stream numbers handed out 8B | stream numbers whose names are merged 8B
-//	heads      stream number (8B BE) -> head: length 8B | last hash 32B | first ts 8B | last ts 8B |
-//	           sid 16B | lsn 8B | [only event's holder lsn 8B | eff 8B | ordinal 4B] | type 0 id
-//	           (the bracketed part when length is 1)
+//	headRuns   the number of a run's first stream (8B BE) -> the heads of that stream and of
+//	           those the same transaction numbered after it, as many as fit headRunBytes
+//	           (head_runs.go): count 4B | end of each head 4B | heads
+//	heads      stream number (8B BE) -> head, for a stream whose head changed after the
+//	           transaction that numbered it (it takes precedence over the stream's entry in its
+//	           run): length 8B | last hash 32B | first ts 8B | last ts 8B | sid 16B | lsn 8B |
+//	           [only event's holder lsn 8B | eff 8B | ordinal 4B] | type 0 id (the bracketed part
+//	           when length is 1)
 //	names      runs: highest stream number of the run (8B BE) -> bucket of chunks: first name of
 //	           the chunk (type 0 id) -> names (type 0 id) and stream numbers, in key order
 //	           (name_chunks.go); together the streams numbered up to the merged count (also the
@@ -37,13 +42,15 @@ import (
 // order, so that no page is rewritten for every new stream.
 //
 // A stream of one event keeps that event's entry in its head (its sid, timestamp and hash are the
-// head's last ones), so a write to a new stream puts one key instead of two: most streams of an
-// event store that fans out to new aggregates (an order implying one event per item, say) stay
-// that short for a while. The entry moves to the events bucket when the stream's second event is
+// head's last ones), and its head goes into a run with those of the other streams its transaction
+// numbered, so a write to a new stream puts no key of its own: most streams of an event store
+// that fans out to new aggregates (an order implying one event per item, say) stay that short
+// for a while. The entry moves to the events bucket when the stream's second event is
 // indexed; a stream never shrinks (a rewrite keeps its length), so it never moves back.
 var (
 	bucketMeta       = []byte("meta")
 	bucketHeads      = []byte("heads")
+	bucketHeadRuns   = []byte("headRuns")
 	bucketNames      = []byte("names")
 	bucketEvents     = []byte("events")
 	bucketRecords    = []byte("records")
@@ -51,7 +58,7 @@ var (
 	bucketJobs       = []byte("jobs")
 	bucketCompacting = []byte("compacting")
 
-	allBuckets = [][]byte{bucketMeta, bucketHeads, bucketNames, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
+	allBuckets = [][]byte{bucketMeta, bucketHeadRuns, bucketHeads, bucketNames, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
 
 	metaStateKey  = []byte("state")
 	metaFormatKey = []byte("format")
@@ -61,8 +68,9 @@ var (
 // listing bucket; format 2 kept one records key per lsn; format 3 kept heads in one bucket keyed
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
 // each merge; format 5 kept a key per name in its run; format 6 kept the entry of every event,
-// a stream's only one included, in the events bucket; format 7 kept one key per event there.
-const indexFormat = 8
+// a stream's only one included, in the events bucket; format 7 kept one key per event there;
+// format 8 kept a heads key for every stream.
+const indexFormat = 9
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

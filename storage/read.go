@@ -18,9 +18,11 @@ func (s *Store) durableHead(k StreamKey) (head, error) {
 	err := s.view(func(tx *bolt.Tx) error {
 		if no := streamNo(tx, k, recent); no != 0 {
 			nk := u64Key(no)
-			if b := tx.Bucket(bucketHeads).Get(nk); b != nil {
+			b, err := headValue(tx.Bucket(bucketHeads), tx.Bucket(bucketHeadRuns), nk)
+			if b != nil {
 				return bh.unmarshal(nk, b)
 			}
+			return err
 		}
 		return nil
 	})
@@ -55,9 +57,9 @@ func (s *Store) Info(k StreamKey) (StreamInfo, error) {
 // stream's head, that is if the stream has one event.
 func onlyEntry(tx *bolt.Tx, no uint64) (entry, bool, error) {
 	nk := u64Key(no)
-	b := tx.Bucket(bucketHeads).Get(nk)
+	b, err := headValue(tx.Bucket(bucketHeads), tx.Bucket(bucketHeadRuns), nk)
 	if b == nil {
-		return entry{}, false, nil
+		return entry{}, false, err
 	}
 	var h head
 	if err := h.unmarshal(nk, b); err != nil {

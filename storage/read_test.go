@@ -533,9 +533,9 @@ func TestStreamOfOneEventKeepsItsEntryInItsHead(t *testing.T) {
 	}
 	err = db.View(func(tx *bolt.Tx) error {
 		names := map[uint64]string{}
-		if err := tx.Bucket(bucketHeads).ForEach(func(nk, v []byte) error {
+		if err := forEachHead(tx, 1, func(no uint64, v []byte) error {
 			var h head
-			if err := h.unmarshal(nk, v); err != nil {
+			if err := h.unmarshal(u64Key(no), v); err != nil {
 				return err
 			}
 			names[h.no] = string(headKey(v))

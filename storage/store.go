@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -169,12 +168,12 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // scanKnownStreams adds every stream of the index to s.known, then makes it answer. It reads the
-// heads bucket in short transactions, so that it never holds a remap of the index off for long;
+// heads in short transactions, so that it never holds a remap of the index off for long;
 // a key the index gains meanwhile comes from a commit, which adds it itself. If a read fails, the
 // filter stays unready and commits keep searching the index.
 func (s *Store) scanKnownStreams() {
 	defer close(s.scanDone)
-	var after []byte
+	next := uint64(1) // the number of the first stream not scanned yet
 	for {
 		select {
 		case <-s.scanStop:
@@ -183,18 +182,14 @@ func (s *Store) scanKnownStreams() {
 		}
 		var hashes []uint64
 		err := s.view(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketHeads).Cursor()
-			k, v := c.First()
-			if after != nil {
-				if k, v = c.Seek(after); k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
-			for ; k != nil && len(hashes) < knownScanBatch; k, v = c.Next() {
+			return forEachHead(tx, next, func(no uint64, v []byte) error {
 				hashes = append(hashes, s.known.hashIndexKey(headKey(v)))
-				after = append(after[:0], k...)
-			}
-			return nil
+				next = no + 1
+				if len(hashes) == knownScanBatch {
+					return errStopHeads
+				}
+				return nil
+			})
 		})
 		if err != nil {
 			s.log.Warn("storage: listing the streams for the commit path failed; new streams are looked up in the index", "err", err)
@@ -353,13 +348,7 @@ func forRecentHeads(tx *bolt.Tx, fn func(key []byte, no uint64) error) error {
 	if err != nil {
 		return err
 	}
-	c := tx.Bucket(bucketHeads).Cursor()
-	for k, v := c.Seek(u64Key(wm.named + 1)); k != nil; k, v = c.Next() {
-		if err := fn(headKey(v), binary.BigEndian.Uint64(k)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return forEachHead(tx, wm.named+1, func(no uint64, v []byte) error { return fn(headKey(v), no) })
 }
 
 // catchUp applies every durable record after the watermark, in transactions of a few thousand.
