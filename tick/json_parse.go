@@ -75,7 +75,8 @@ func ParseState(raw []byte) (Value, error) {
 
 // parser turns JSON text into Values with few allocations: the input is
 // copied into one string that every unescaped string of the result slices;
-// nodes, members and items come from chunks allocated per document. The
+// nodes, members and items come from chunks allocated per document (or kept
+// between documents by a Parser). The
 // scratch stacks survive between documents when a parser is reused, and so
 // does the chunk of lazy nodes that events take their data and metadata from.
 type parser struct {
@@ -116,11 +117,10 @@ func (p *parser) parseText(src string) (Value, error) {
 	// brackets inside strings cannot make us allocate far more than it holds;
 	// larger documents continue in growing chunks.
 	containers := strings.Count(src, "{") + strings.Count(src, "[")
-	p.nodes = make([]node, 0, min(containers, arenaChunk))
-	p.marena = make([]Member, 0, min(strings.Count(src, ":"), arenaChunk))
-	p.iarena = nil
+	p.nodes = room(p.nodes, min(containers, arenaChunk))
+	p.marena = room(p.marena, min(strings.Count(src, ":"), arenaChunk))
 	if strings.IndexByte(src, '[') >= 0 {
-		p.iarena = make([]Value, 0, min(strings.Count(src, ",")+containers, arenaChunk))
+		p.iarena = room(p.iarena, min(strings.Count(src, ",")+containers, arenaChunk))
 	}
 	v, err := p.value()
 	if err != nil {
@@ -131,6 +131,60 @@ func (p *parser) parseText(src string) (Value, error) {
 		return Value{}, p.errorf("unexpected data after the JSON value")
 	}
 	return v, nil
+}
+
+// room returns arena a if it has room for need more entries after the ones
+// that Values already use, else a new chunk for them: of need entries for a
+// parser that starts empty, as ParseJSON's do, and of at least twice a's
+// capacity for a Parser's, so that its arenas grow to hold every document
+// between two Resets.
+func room[T any](a []T, need int) []T {
+	switch {
+	case cap(a)-len(a) >= need:
+		return a
+	case cap(a) == 0:
+		return make([]T, 0, need)
+	}
+	return make([]T, 0, grow(cap(a), need))
+}
+
+// A Parser parses JSON documents as ParseJSON does, into arenas that it
+// keeps from one document to the next: a caller that parses a few documents
+// for each request and is done with their Values when the request is (an
+// implication run) allocates the arenas once instead of for every document.
+// Reset hands them back for reuse, so a Value parsed before a Reset must not
+// be used after it; the strings of a Value stay valid, as they are not in
+// the arenas. The zero Parser is ready to use; it is not safe for
+// concurrent use.
+type Parser struct {
+	p parser
+}
+
+// Parse parses raw as ParseJSON does; the Value is valid until the next
+// Reset.
+func (ps *Parser) Parse(raw []byte) (Value, error) {
+	return ps.p.parse(raw)
+}
+
+// Reset makes the arenas of every Value parsed since the last Reset free for
+// the next documents, cleared so that the Parser keeps none of their strings
+// alive. An arena that a large document grew past parserKeep is let go.
+func (ps *Parser) Reset() {
+	p := &ps.p
+	nodes, marena, iarena := keepArena(p.nodes), keepArena(p.marena), keepArena(p.iarena)
+	p.reset()
+	p.nodes, p.marena, p.iarena = nodes, marena, iarena
+}
+
+// parserKeep is the largest arena, in entries, that a Parser keeps.
+const parserKeep = 4 * arenaChunk
+
+func keepArena[T any](a []T) []T {
+	if cap(a) > parserKeep {
+		return nil
+	}
+	clear(a[:cap(a)])
+	return a[:0]
 }
 
 func (p *parser) errorf(format string, args ...any) error {

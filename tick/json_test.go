@@ -39,6 +39,57 @@ func TestParseJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestParser: documents parsed one after the other share the Parser's arenas
+// without a Value of one seeing another's, also across a failed document and
+// a document that outgrows the arenas; after Reset the arenas serve again, so
+// that parsing takes only the copy of the text.
+func TestParser(t *testing.T) {
+	large := `[` + strings.Repeat(`{"a":[1,2],"b":{"c":3}},`, 3*arenaChunk) + `0]`
+	docs := []string{
+		`{"sku":"a-1","qty":2,"tags":["x","y"]}`,
+		`{"actor":{"type":"user","id":"u1"},"ts":5}`,
+		`{"broken":`,
+		`[1,[2,[3]],{"k":[]}]`,
+		large,
+		`{"after":{"large":[true,null]}}`,
+	}
+	var ps Parser
+	for round := range 2 {
+		var got []Value
+		var want []string
+		for _, d := range docs {
+			v, err := ps.Parse([]byte(d))
+			w, werr := ParseJSON([]byte(d))
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("round %d, %.40s: Parse gave %v, ParseJSON %v", round, d, err, werr)
+			}
+			if err == nil {
+				got, want = append(got, v), append(want, w.String())
+			}
+		}
+		for i, v := range got {
+			if v.String() != want[i] {
+				t.Errorf("round %d, document %d after the others: %.80s, want %.80s", round, i, v.String(), want[i])
+			}
+		}
+		ps.Reset()
+	}
+	small := []byte(docs[0])
+	if _, err := ps.Parse(small); err != nil {
+		t.Fatal(err)
+	}
+	ps.Reset()
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := ps.Parse(small); err != nil {
+			t.Fatal(err)
+		}
+		ps.Reset()
+	})
+	if allocs > 1 {
+		t.Errorf("Parse and Reset of a document the arenas hold: %v allocations, want 1 (the text)", allocs)
+	}
+}
+
 func TestParseJSONErrors(t *testing.T) {
 	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
 	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
