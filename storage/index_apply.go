@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/j17-go/j17/wal"
 	bolt "go.etcd.io/bbolt"
@@ -320,8 +321,11 @@ type nameKey struct {
 // es; writing the run then reads the buffer (in profiles of orders to new streams, spelling each
 // key again from its strings while writing the run was 2% of the server's processor time).
 // Comparing the names took more than a quarter of a merge's time, so each is reduced to its type's
-// rank among the merge's types and the first eight bytes of its id, which order almost every pair
-// without reading the keys again; only names equal in both are compared whole. The abbreviations
+// rank among the merge's types and eight bytes of its id, which order almost every pair without
+// reading the keys again; only names equal in both are compared whole. The eight bytes follow the
+// prefix that every id of the name's type shares in the merge: ids that all begin alike
+// (sequential ones such as "sku-000123") would otherwise abbreviate alike and leave their order
+// to comparisons. The abbreviations
 // are radix sorted, a byte of the id at a time from the last and then by type, each pass stable:
 // in profiles of orders to new streams a comparison sort of them was half of the merge's sorting.
 func sortNames(es []nameEntry) []nameKey {
@@ -332,38 +336,53 @@ func sortNames(es []nameEntry) []nameKey {
 		id        uint64
 		typ, from uint32
 	}
+	// typeInfo is what the abbreviations need of a type: its rank, and how many bytes every id of
+	// the type begins with alike (first is the type's first id).
+	type typeInfo struct {
+		name, first string
+		shared      int
+		rank        uint32
+	}
 	// Most names of a merge share one type string: the map is skipped for a run of them.
-	size := 0
-	ranks := make(map[string]uint32)
+	size, at := 0, 0
+	positions := make(map[string]int)
+	var types []typeInfo
 	for i, e := range es {
 		size += len(e.key.Type) + 1 + len(e.key.ID)
 		if i == 0 || e.key.Type != es[i-1].key.Type {
-			ranks[e.key.Type] = 0
+			var ok bool
+			if at, ok = positions[e.key.Type]; !ok {
+				at = len(types)
+				positions[e.key.Type] = at
+				types = append(types, typeInfo{name: e.key.Type, first: e.key.ID, shared: len(e.key.ID)})
+			}
+		}
+		if t := &types[at]; t.shared > 0 {
+			t.shared = commonPrefix(t.first[:t.shared], e.key.ID)
 		}
 	}
-	types := make([]string, 0, len(ranks))
-	for t := range ranks {
-		types = append(types, t)
+	byName := make([]int, len(types))
+	for i := range byName {
+		byName[i] = i
 	}
-	slices.Sort(types)
-	for i, t := range types {
-		ranks[t] = uint32(i)
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(types[a].name, types[b].name) })
+	for rank, i := range byName {
+		types[i].rank = uint32(rank)
 	}
 	keys := make([]byte, 0, size)
 	ends := make([]int, len(es))
 	abbrevs, spare := make([]abbrev, len(es)), make([]abbrev, len(es))
-	var lastType string
-	var lastRank uint32
+	var t *typeInfo
 	for i, e := range es {
+		if i == 0 || e.key.Type != es[i-1].key.Type {
+			t = &types[positions[e.key.Type]]
+		}
 		idAt := len(keys) + len(e.key.Type) + 1
 		keys = streamKeyBytes(keys, e.key)
 		ends[i] = len(keys)
 		var id [8]byte
-		copy(id[:], keys[idAt:])
-		if i == 0 || e.key.Type != lastType {
-			lastType, lastRank = e.key.Type, ranks[e.key.Type]
-		}
-		abbrevs[i] = abbrev{id: binary.BigEndian.Uint64(id[:]), typ: lastRank, from: uint32(i)}
+		copy(id[:], keys[idAt+t.shared:])
+		abbrevs[i] = abbrev{id: binary.BigEndian.Uint64(id[:]), typ: t.rank, from: uint32(i)}
 	}
 	keyOf := func(i uint32) []byte {
 		from := 0
@@ -591,7 +610,7 @@ func abbreviate(rest []byte) uint64 {
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b.
-func commonPrefix(a, b []byte) int {
+func commonPrefix[T string | []byte](a, b T) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {

@@ -10,7 +10,9 @@ import (
 
 // TestSortNames checks sortNames against the names bucket's own order, the bytes of type 0 id,
 // on names made to defeat its shortcuts: types that prefix one another, ids shorter than eight
-// bytes, ids equal in their first eight bytes, and NUL bytes where the shortcut pads with them.
+// bytes, ids equal in their first eight bytes, NUL bytes where the shortcut pads with them, and,
+// in every other round, the ids of two of the types all beginning with the same nine bytes
+// (sequential ids), some of them no more than those.
 func TestSortNames(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	types := []string{"a", "ab", "order", "inventory", "b", "a\x01"}
@@ -31,6 +33,9 @@ func TestSortNames(t *testing.T) {
 		seen := map[StreamKey]bool{}
 		for no := range 1 + r.IntN(400) {
 			k := StreamKey{Type: types[r.IntN(len(types))], ID: ids()}
+			if round%2 == 1 && len(k.Type) == 2 {
+				k.ID = "seq-00000" + k.ID[:r.IntN(2)*len(k.ID)]
+			}
 			if !seen[k] {
 				seen[k] = true
 				es = append(es, nameEntry{k, uint64(no + 1)})
