@@ -7,9 +7,9 @@ import (
 )
 
 // recentNames holds, in memory, the names of the streams that the names bucket does not have yet:
-// every stream numbered above the watermark's named count. Their heads are in the heads bucket,
-// which holds each stream's key, so the set is derived: Open reads it back from the heads
-// numbered above the named count.
+// every stream numbered above the watermark's named count. Their heads are in the index (in runs
+// of heads, head_runs.go), and a head holds its stream's key, so the set is derived: Open reads
+// it back from the heads numbered above the named count.
 //
 // The indexer adds a transaction's new streams after the transaction commits and before it drops
 // their overlay generation, and empties the set after a transaction that merged it into the names
