@@ -325,9 +325,9 @@ type nameKey struct {
 // reading the keys again; only names equal in both are compared whole. The eight bytes follow the
 // prefix that every id of the name's type shares in the merge: ids that all begin alike
 // (sequential ones such as "sku-000123") would otherwise abbreviate alike and leave their order
-// to comparisons. The abbreviations
-// are radix sorted, a byte of the id at a time from the last and then by type, each pass stable:
-// in profiles of orders to new streams a comparison sort of them was half of the merge's sorting.
+// to comparisons. The abbreviations are radix sorted, a byte of the id at a time from the last
+// and then by type, each pass stable: in profiles of orders to new streams a comparison sort of
+// them was half of the merge's sorting.
 func sortNames(es []nameEntry) []nameKey {
 	if len(es) == 0 {
 		return nil
