@@ -23,8 +23,8 @@ import (
 //   - every heads key is a number some run holds.
 //
 // A run's key is the number of its first head (8B BE); its value is the count of heads n (4B),
-// the end of each head after the last offset (4B each, ascending), then the heads, each spelled
-// as the heads bucket spells its values.
+// where each head ends, counted from the start of the first (4B each, ascending), then the heads,
+// each spelled as the heads bucket spells its values.
 
 // headRunBytes bounds a run's value, unless a single head is larger: a run then fits one 4 KiB
 // page with its page and element headers, so that bbolt needs no run of contiguous free pages for
@@ -35,8 +35,14 @@ const headRunBytes = 4000
 var errStopHeads = errors.New("stop walking heads")
 
 // putHeadRuns writes hs, heads of consecutive numbers, as runs; bbolt keeps the values until the
-// transaction commits, so they are carved from alloc.
+// transaction commits, so they are carved from alloc. A run puts each head at its first number
+// plus its place, so numbers with a gap would misplace heads: that fails instead.
 func putHeadRuns(runs *bolt.Bucket, hs []*txHead, alloc func(int) []byte) error {
+	for k, h := range hs {
+		if h.no != hs[0].no+uint64(k) {
+			return fmt.Errorf("storage: BUG: new stream %d follows %d in one transaction", h.no, hs[k-1].no)
+		}
+	}
 	for i := 0; i < len(hs); {
 		j, size := i+1, 4+4+headSize(hs[i].Length, hs[i].key)
 		for ; j < len(hs); j++ {

@@ -124,3 +124,17 @@ func TestHeadRuns(t *testing.T) {
 		return tx.Bucket(bucketHeads).Delete(append([]byte(nil), k...))
 	})
 }
+
+// TestHeadRunsRefuseAGap: a run places each head by its first number and its place, so heads
+// whose numbers leave a gap must not be written as one.
+func TestHeadRunsRefuseAGap(t *testing.T) {
+	db := openEmptyIndex(t)
+	hs := []*txHead{{key: key("stock", "a")}, {key: key("stock", "b")}}
+	hs[0].no, hs[1].no = 1, 3
+	err := db.Update(func(tx *bolt.Tx) error {
+		return putHeadRuns(tx.Bucket(bucketHeadRuns), hs, func(n int) []byte { return make([]byte, 0, n) })
+	})
+	if err == nil {
+		t.Fatal("heads numbered 1 and 3 were written as one run")
+	}
+}
