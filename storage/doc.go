@@ -61,8 +61,8 @@
 // group published) writes, fsyncs and publishes its record in its own goroutine, waking neither
 // the log's flusher nor the publisher (await; wal's doc says what that saves). Options.NoSync
 // disables fsync, for tests and benchmarks only.
-// The index is not fsynced per commit: a background indexer, at a lower scheduling priority than
-// the rest of the process (indexerNice), applies durable records to bbolt in batches (up to 65,536 entries, counting a record's positions, its events and its space keys;
+// The index is not fsynced per commit: a background indexer applies durable records to bbolt in
+// batches (up to 65,536 entries, counting a record's positions, its events and its space keys;
 // after each transaction it pauses twice as long as the transaction took, from 300 ms to 1 s,
 // unless a full batch is waiting or a reader waits for the index), one transaction per batch with
 // the applied watermark in it (one for all the waiting batches, up to four, when it is behind), and

@@ -688,27 +688,10 @@ const (
 	indexPauseMax = time.Second
 )
 
-// indexerNice is how much lower than the process's the indexer's scheduling priority is: a nice
-// value added to the process's, on Linux (indexer_priority_linux.go). The index is derived, and
-// the overlay serves reads until bbolt has a batch, so the indexer's work can wait for a core
-// that requests leave idle; if it falls far behind, the overlay's bound makes commits wait for it
-// (awaitIndexRoom), which frees the cores for it. Orders implying ten events are bound by
-// processor time, and the indexer took a fifth of it in the server's profile. On 2 cores, in
-// alternated runs of bench/cmd/loadgen (three 3 s runs each, medians): orders to new streams went
-// from 11,112 to 12,255/s at a nice of 10 and 11,899/s at 19 (three rounds of the three), and
-// from 11,385 to 12,665/s at 19 (five pairs, each higher); against 10, in three more pairs,
-// orders to new streams 11,308 to 11,616/s and over the catalog 10,546 to 11,785/s. Single
-// writes, which wait for fsync and leave processor time idle, did not lose: at 16 and 64
-// connections, five pairs, 20,202 against 21,320/s and 32,975 against 34,009/s. 10 rather than
-// 19, for gains alike: the higher the nice value, the longer the indexer may wait for a core
-// while it holds a lock others need (the overlay's, or one of the Go runtime's).
-const indexerNice = 10
-
 // indexer writes published records to bbolt, one transaction (one fsync) per batch, or per
-// several batches when it is behind (indexPending), at a lower priority (indexerNice).
+// several batches when it is behind (indexPending).
 func (s *Store) indexer() {
 	defer close(s.indexDone)
-	lowerIndexerPriority(s.log)
 	pause := time.NewTimer(0)
 	for {
 		select {
