@@ -7,7 +7,9 @@
 // scenario alternate between the systems, one run of each in turn, because the speed of a virtual
 // machine drifts within minutes and would otherwise favour whichever system ran in its faster ones;
 // each run starts once the machine is idle (quiet.go), so that work one system leaves running is
-// not measured against the next.
+// not measured against the next. For the same reason the orders, which BENCHMARKS.md prices in
+// single-event writes, run those writes again in their own rounds (Scenario.Reference) instead of
+// borrowing the figure of the write table measured minutes earlier.
 //
 // The load generator has two modes. Closed-loop: each connection sends its next request as soon
 // as the previous one is answered; this measures throughput. Open-loop: requests are due at a

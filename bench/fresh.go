@@ -36,7 +36,7 @@ func (s *Suite) freshScenarios(ctx context.Context) error {
 			Columns:  []string{MetricStartup, MetricEventsPerSec, MetricBytesPerEvt, MetricMem}, ChartMetric: MetricStartup}
 		for _, f := range facts {
 			row := s.startupRow(ctx, f, n)
-			s.logRow(row, sc.Columns)
+			s.logRow(row.label(), row, sc.Columns)
 			sc.Rows = append(sc.Rows, row)
 			d := Row{System: row.System, Failure: row.Failure}
 			if row.Failure == "" {
@@ -60,19 +60,11 @@ func (s *Suite) freshScenarios(ctx context.Context) error {
 		Columns:  []string{MetricMem, MetricMemRestart, MetricEventsPerSec, MetricBytesPerEvt}, ChartMetric: MetricMem}
 	for _, f := range facts {
 		row := s.memoryRow(ctx, f)
-		s.logRow(row, sc.Columns)
+		s.logRow(row.label(), row, sc.Columns)
 		sc.Rows = append(sc.Rows, row)
 	}
 	s.report.Scenarios = append(s.report.Scenarios, sc)
 	return ctx.Err()
-}
-
-func (s *Suite) logRow(row Row, cols []string) {
-	if row.Failure != "" {
-		s.logf("  %s: FAILED: %s", row.System, oneLine(row.Failure))
-		return
-	}
-	s.logf("  %s: %s", row.System, summary(row.Median, cols))
 }
 
 // startFresh starts a system of its own in a new directory and measures its empty size.

@@ -119,7 +119,7 @@ func writeScenario(b *strings.Builder, rep *Report, s *Scenario, withCharts bool
 	if len(failures) > 0 {
 		b.WriteString("\nFailures:\n\n" + strings.Join(failures, "\n") + "\n")
 	}
-	if line := againstLine(rep, s); line != "" {
+	if line := againstLine(s); line != "" {
 		b.WriteString("\n" + line + "\n")
 	}
 	if withCharts && chartable(s) {
@@ -127,31 +127,28 @@ func writeScenario(b *strings.Builder, rep *Report, s *Scenario, withCharts bool
 	}
 }
 
-// againstLine prices each system's requests of s in single-event writes of s.Against.Base from
-// the same run; empty when s has no Against or no system has figures in both.
-func againstLine(rep *Report, s *Scenario) string {
+// againstLine prices each system's requests of s in single-event writes of s.Against.Base's
+// workload, as measured in s's own rounds (s.Reference); empty when s has no Against or no
+// system has figures in both.
+func againstLine(s *Scenario) string {
 	if s.Against == nil || s.Against.EventsPerRequest <= 0 {
 		return ""
 	}
-	i := slices.IndexFunc(rep.Scenarios, func(o *Scenario) bool { return o.Name == s.Against.Base })
-	if i < 0 {
-		return ""
-	}
 	measured := func(r Row) bool { return r.Note == "" && r.Failure == "" && r.Median[MetricEventsPerSec] > 0 }
-	base := rep.Scenarios[i].Rows
 	var costs []string
 	for _, r := range s.Rows {
-		j := slices.IndexFunc(base, func(o Row) bool { return o.System == r.System && measured(o) })
+		j := slices.IndexFunc(s.Reference, func(o Row) bool { return o.System == r.System && measured(o) })
 		if !measured(r) || j < 0 {
 			continue
 		}
+		writes := s.Reference[j].Median[MetricEventsPerSec]
 		requests := r.Median[MetricEventsPerSec] / float64(s.Against.EventsPerRequest)
-		costs = append(costs, fmt.Sprintf("%s %s", r.System, FormatNumber(base[j].Median[MetricEventsPerSec]/requests)))
+		costs = append(costs, fmt.Sprintf("%s %s (%s writes/s)", r.System, FormatNumber(writes/requests), FormatNumber(writes)))
 	}
 	if len(costs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Cost of one request here in single-event writes of `%s` on the same system, in this run (that table's events/s ÷ this one's requests/s): %s.",
+	return fmt.Sprintf("Cost of one request here in single-event writes on the same system: the workload of `%s`, run again in this table's rounds, on each system right after its run here (median events/s of those runs ÷ this table's requests/s): %s.",
 		s.Against.Base, strings.Join(costs, ", "))
 }
 

@@ -42,15 +42,18 @@ type measurement struct {
 	op                 connOp
 	// extra, if set, adds the scenario's own figures to each run's sample.
 	extra func(Sample)
-	row   Row
+	// throughputOnly skips the open-loop run: the measurement is only a unit of throughput
+	// (Scenario.Reference), and its latency would be a second copy of another table's.
+	throughputOnly bool
+	row            Row
 }
 
 func newMeasurement(sys System, note string, conns, eventsPerOp int, op connOp, extra func(Sample)) *measurement {
 	return &measurement{sys: sys, conns: conns, eventsPerOp: eventsPerOp, op: op, extra: extra, row: Row{System: sys.Name(), Note: note}}
 }
 
-// runOnce takes one run of m: closed-loop for throughput, CPU and peak memory, then open-loop at
-// half that throughput for latency. A run whose every request failed ends the measurement with
+// runOnce takes one run of m: closed-loop for throughput, CPU and peak memory, then (unless
+// m.throughputOnly) open-loop at half that throughput for latency. A run whose every request failed ends the measurement with
 // the failure; later rounds skip it.
 func (s *Suite) runOnce(ctx context.Context, m *measurement) {
 	if m.row.Failure != "" {
@@ -89,10 +92,12 @@ func (s *Suite) runOnce(ctx context.Context, m *measurement) {
 		MetricPeakMem:      peak,
 		MetricErrors:       float64(closed.Errors),
 	}
-	open := drive(Load{Conns: m.conns, Duration: s.cfg.Duration, Rate: ok / secs / 2})
-	sample[MetricP50] = float64(open.Hist.Quantile(0.50)) / 1e6
-	sample[MetricP99] = float64(open.Hist.Quantile(0.99)) / 1e6
-	sample[MetricErrors] += float64(open.Errors)
+	if !m.throughputOnly {
+		open := drive(Load{Conns: m.conns, Duration: s.cfg.Duration, Rate: ok / secs / 2})
+		sample[MetricP50] = float64(open.Hist.Quantile(0.50)) / 1e6
+		sample[MetricP99] = float64(open.Hist.Quantile(0.99)) / 1e6
+		sample[MetricErrors] += float64(open.Errors)
+	}
 	if m.extra != nil {
 		m.extra(sample)
 	}
@@ -141,6 +146,11 @@ func fill(ctx context.Context, sys System, conns int, n uint64, op connOp) (time
 func payload(seq uint64) []byte {
 	return fmt.Appendf(nil, `{"name":"item %d","email":"user%d@example.com","score":%d,"tags":["a","b"],"note":"benchmark payload"}`,
 		seq, seq, seq%1000)
+}
+
+// singleWrite is the request of the single-event write scenarios: one event to a new aggregate.
+func singleWrite(c Conn, _ int, seq uint64) error {
+	return c.Append("item", NewID(), events(1, seq), 0)
 }
 
 // events makes n events: a creation, then notes.

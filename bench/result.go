@@ -54,15 +54,21 @@ type Scenario struct {
 	Columns     []string `json:"columns"`      // metrics shown in the table, in order
 	ChartMetric string   `json:"chart_metric"` // metric drawn in the chart
 	Rows        []Row    `json:"rows"`
-	// Against, when set, prices this scenario's requests in requests of another scenario of
-	// the same run, system by system.
+	// Against, when set, prices this scenario's requests in single-event requests of another
+	// workload, system by system.
 	Against *Against `json:"against,omitempty"`
+	// Reference holds, when Against is set, each system's runs of Against.Base's workload taken
+	// in this scenario's rounds, each right after the system's run here: the unit of Against,
+	// measured under the same conditions. Base's own table is measured minutes earlier, and a
+	// virtual machine's speed drifts by tens of percent within minutes.
+	Reference []Row `json:"reference,omitempty"`
 }
 
-// Against names the scenario whose single-event requests are the unit of cost: a system's
-// request of this scenario costs Base's events/s ÷ (this scenario's events/s ÷
-// EventsPerRequest) of them. A scenario sets it only against one that runs as many connections,
-// so the ratio is what one request costs against the other, in throughput.
+// Against names the workload whose single-event requests are the unit of cost: that of the
+// scenario Base, which the suite runs again in the rounds of the scenario that sets it
+// (Scenario.Reference). A system's request of this scenario costs the reference's events/s ÷
+// (this scenario's events/s ÷ EventsPerRequest) of them. Base runs as many connections as the
+// scenario, so the ratio is what one request costs against the other, in throughput.
 type Against struct {
 	Base             string `json:"base"`
 	EventsPerRequest int    `json:"events_per_request"`

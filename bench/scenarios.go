@@ -22,8 +22,10 @@ type scenario struct {
 	plan func(ctx context.Context, s *Suite, sys System) ([]*measurement, error)
 	// more, if set, adds rows after a row measured on sys.
 	more func(ctx context.Context, s *Suite, sys System, measured Row) []Row
-	// against, if set, prices the scenario's requests in those of another (Scenario.Against).
-	against *Against
+	// against, if set, prices the scenario's requests in those of another workload, reference,
+	// which runScenario runs in the scenario's rounds (Scenario.Against, Scenario.Reference).
+	against   *Against
+	reference connOp
 }
 
 var (
@@ -48,9 +50,7 @@ func (s *Suite) scenarios() []scenario {
 			Measures: "one event per request to a new aggregate, acknowledged after fsync",
 			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true,
 			plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
-				return []*measurement{newMeasurement(sys, "", n, 1, func(c Conn, _ int, seq uint64) error {
-					return c.Append("item", NewID(), events(1, seq), 0)
-				}, nil)}, nil
+				return []*measurement{newMeasurement(sys, "", n, 1, singleWrite, nil)}, nil
 			},
 			more: func(ctx context.Context, s *Suite, sys System, measured Row) []Row {
 				if r, ok := sys.(*Redis); ok && measured.Failure == "" {
@@ -72,14 +72,11 @@ func (s *Suite) scenarios() []scenario {
 			},
 		})
 	}
-	var plainWrite *Against
-	if slices.Contains(c.WriteConns, c.Conns) {
-		plainWrite = &Against{Base: fmt.Sprintf("write/conns=%d", c.Conns), EventsPerRequest: c.MapItems + 1}
-	}
+	plainWrite := &Against{Base: fmt.Sprintf("write/conns=%d", c.Conns), EventsPerRequest: c.MapItems + 1}
 	out = append(out, scenario{
 		Name: fmt.Sprintf("map/items=%d", c.MapItems), Title: fmt.Sprintf("Writes with a map implication (%d items), %d connections", c.MapItems, c.Conns),
 		Measures: fmt.Sprintf("an order whose %d items each imply an event on their own inventory stream: %d events in %d streams per request, atomically (peers: the same writes in one transaction)", c.MapItems, c.MapItems+1, c.MapItems+1),
-		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite,
+		Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite, reference: singleWrite,
 		plan: func(ctx context.Context, s *Suite, sys System) ([]*measurement, error) {
 			return []*measurement{newMeasurement(sys, "", c.Conns, c.MapItems+1, func(cn Conn, _ int, _ uint64) error {
 				skus := make([]string, c.MapItems)
@@ -94,7 +91,7 @@ func (s *Suite) scenarios() []scenario {
 		out = append(out, scenario{
 			Name: fmt.Sprintf("map/items=%d/catalog=%d", c.MapItems, c.MapCatalog), Title: fmt.Sprintf("Writes with a map implication (%d items of a catalog of %d), %d connections", c.MapItems, c.MapCatalog, c.Conns),
 			Measures: fmt.Sprintf("an order whose %d items are drawn at random from %d inventory streams that exist before the runs (the docs' inventory example): %d events per request, %d of them appended to existing streams, atomically (peers: the same writes in one transaction; PostgreSQL places an order again when it loses a race for an inventory stream's next version)", c.MapItems, c.MapCatalog, c.MapItems+1, c.MapItems),
-			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite,
+			Columns:  throughputColumns, Chart: MetricEventsPerSec, freshStreams: true, against: plainWrite, reference: singleWrite,
 			plan: planCatalogOrders,
 		})
 	}

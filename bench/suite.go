@@ -128,12 +128,16 @@ func RunSuite(ctx context.Context, cfg Config) (*Report, error) {
 // quiet machine (waitQuiet). The speed of a virtual machine drifts by tens of percent within
 // minutes (its neighbours come and go); runs taken system after system would credit that drift
 // to whichever system ran in the faster minutes, while alternated runs expose every system to it
-// alike, so the ratios between systems hold from one make bench to the next.
+// alike, so the ratios between systems hold from one make bench to the next. For the same
+// reason a scenario priced in another workload's requests (sc.reference) has that workload run
+// in its own rounds, on each system right after the system's runs, rather than taken from the
+// other workload's table, which was measured minutes before.
 func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 	out := &Scenario{Name: sc.Name, Title: sc.Title, Measures: sc.Measures, Columns: sc.Columns, ChartMetric: sc.Chart, Against: sc.against}
 	type planned struct {
 		sys System
 		ms  []*measurement
+		ref *measurement // sc.reference on sys, or nil
 		err error
 	}
 	var plans []planned
@@ -142,15 +146,26 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 			continue
 		}
 		ms, err := sc.plan(ctx, s, sys)
-		plans = append(plans, planned{sys, ms, err})
+		p := planned{sys: sys, ms: ms, err: err}
+		if sc.reference != nil && err == nil {
+			p.ref = newMeasurement(sys, "", s.cfg.Conns, 1, sc.reference, nil)
+			p.ref.throughputOnly = true
+		}
+		plans = append(plans, p)
+	}
+	take := func(sys System, m *measurement) {
+		if m.row.Failure == "" {
+			s.settle(ctx, sys)
+		}
+		s.runOnce(ctx, m)
 	}
 	for range s.cfg.Runs {
 		for _, p := range plans {
 			for _, m := range p.ms {
-				if m.row.Failure == "" {
-					s.settle(ctx, p.sys)
-				}
-				s.runOnce(ctx, m)
+				take(p.sys, m)
+			}
+			if p.ref != nil {
+				take(p.sys, p.ref)
 			}
 		}
 	}
@@ -167,13 +182,14 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 			}
 		}
 		for _, row := range rows {
-			if row.Failure != "" {
-				s.logf("  %s: FAILED: %s", row.label(), oneLine(row.Failure))
-			} else {
-				s.logf("  %s: %s", row.label(), summary(row.Median, sc.Columns))
-			}
+			s.logRow(row.label(), row, sc.Columns)
 		}
 		out.Rows = append(out.Rows, rows...)
+		if p.ref != nil {
+			ref := p.ref.finish()
+			s.logRow(fmt.Sprintf("%s (%s, reference)", ref.label(), sc.against.Base), ref, []string{MetricEventsPerSec, MetricCPU})
+			out.Reference = append(out.Reference, ref)
+		}
 		if r, ok := p.sys.(resetter); ok && sc.freshStreams {
 			if err := r.Reset(); err != nil {
 				s.logf("  %s: could not empty it after the scenario: %v", p.sys.Name(), err)
@@ -181,6 +197,15 @@ func (s *Suite) runScenario(ctx context.Context, sc scenario) *Scenario {
 		}
 	}
 	return out
+}
+
+// logRow logs a row's medians of cols, or its failure.
+func (s *Suite) logRow(label string, row Row, cols []string) {
+	if row.Failure != "" {
+		s.logf("  %s: FAILED: %s", label, oneLine(row.Failure))
+	} else {
+		s.logf("  %s: %s", label, summary(row.Median, cols))
+	}
 }
 
 // settle waits, when the suite is configured to, for the machine to be idle before a run on sys

@@ -119,27 +119,64 @@ func TestWaitQuietReturnsOnceIdleEnough(t *testing.T) {
 	}
 }
 
-// The map scenarios price an order in plain writes at the same connection count, when the suite
-// runs one.
+// The map scenarios price an order in plain writes at the same connection count, which they run
+// themselves, whether or not the suite has a write scenario at that count.
 func TestMapScenarioAgainstPlainWrite(t *testing.T) {
-	for _, c := range []struct {
-		writeConns []int
-		want       *Against
-	}{
-		{[]int{1, 16, 64}, &Against{Base: "write/conns=16", EventsPerRequest: 11}},
-		{[]int{1, 64}, nil},
-	} {
+	for _, writeConns := range [][]int{{1, 16, 64}, {1, 64}} {
 		cfg := DefaultConfig()
-		cfg.WriteConns, cfg.Conns, cfg.MapItems, cfg.MapCatalog = c.writeConns, 16, 10, 10_000
+		cfg.WriteConns, cfg.Conns, cfg.MapItems, cfg.MapCatalog = writeConns, 16, 10, 10_000
 		scs := (&Suite{cfg: cfg}).scenarios()
 		for _, name := range []string{"map/items=10", "map/items=10/catalog=10000"} {
 			i := slices.IndexFunc(scs, func(sc scenario) bool { return sc.Name == name })
 			if i < 0 {
 				t.Fatalf("no %s scenario", name)
 			}
-			if got := scs[i].against; !reflect.DeepEqual(got, c.want) {
-				t.Errorf("%s, write conns %v: against %+v, want %+v", name, c.writeConns, got, c.want)
+			want := &Against{Base: "write/conns=16", EventsPerRequest: 11}
+			if got := scs[i].against; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, write conns %v: against %+v, want %+v", name, writeConns, got, want)
 			}
+			if scs[i].reference == nil {
+				t.Errorf("%s, write conns %v: no reference workload", name, writeConns)
+			}
+		}
+	}
+}
+
+// A scenario priced against another workload runs that workload in its own rounds, on each
+// system right after the system's run, for throughput only; its rows keep their latency runs.
+func TestReferenceRunsInTheScenarioRounds(t *testing.T) {
+	log := &runLog{}
+	s := &Suite{cfg: Config{Runs: 2, Duration: 20 * time.Millisecond, Conns: 1}}
+	s.systems = []System{&countingSystem{name: "a", log: log}, &countingSystem{name: "b", log: log}}
+	op := func(c Conn, _ int, _ uint64) error { return c.Append("item", "x", nil, 0) }
+	sc := scenario{
+		Name: "map/test", Columns: throughputColumns,
+		plan: func(_ context.Context, _ *Suite, sys System) ([]*measurement, error) {
+			return []*measurement{newMeasurement(sys, "", 1, 11, op, nil)}, nil
+		},
+		against:   &Against{Base: "write/test", EventsPerRequest: 11},
+		reference: op,
+	}
+	out := s.runScenario(context.Background(), sc)
+
+	// Each run dials once: a's run and a's reference, then b's, twice.
+	if got, want := strings.Join(log.runs, ""), "aabbaabb"; got != want {
+		t.Fatalf("dials in the order %q, want %q", got, want)
+	}
+	if len(out.Reference) != 2 || out.Reference[0].System != "a" || out.Reference[1].System != "b" {
+		t.Fatalf("reference rows %+v, want one of a and one of b", out.Reference)
+	}
+	for _, r := range out.Reference {
+		if len(r.Runs) != 2 || r.Median[MetricEventsPerSec] <= 0 {
+			t.Errorf("reference of %s: %d runs, median %v; want 2 runs and a median", r.System, len(r.Runs), r.Median)
+		}
+		if _, ok := r.Median[MetricP99]; ok {
+			t.Errorf("reference of %s has a latency, want throughput only", r.System)
+		}
+	}
+	for _, r := range out.Rows {
+		if _, ok := r.Median[MetricP99]; !ok {
+			t.Errorf("row of %s has no latency", r.System)
 		}
 	}
 }
