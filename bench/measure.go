@@ -53,8 +53,8 @@ func newMeasurement(sys System, note string, conns, eventsPerOp int, op connOp, 
 }
 
 // runOnce takes one run of m: closed-loop for throughput, CPU and peak memory, then (unless
-// m.throughputOnly) open-loop at half that throughput for latency. A run whose every request failed ends the measurement with
-// the failure; later rounds skip it.
+// m.throughputOnly) open-loop at half that throughput for latency. A run whose every request
+// failed ends the measurement with the failure; later rounds skip it.
 func (s *Suite) runOnce(ctx context.Context, m *measurement) {
 	if m.row.Failure != "" {
 		return
