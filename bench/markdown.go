@@ -75,13 +75,13 @@ func WriteMarkdown(w io.Writer, rep *Report, withCharts bool) error {
 	}
 	b.WriteString("\n## Scenarios\n")
 	for _, s := range rep.Scenarios {
-		writeScenario(&b, rep, s, withCharts)
+		writeScenario(&b, s, withCharts)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeScenario(b *strings.Builder, rep *Report, s *Scenario, withCharts bool) {
+func writeScenario(b *strings.Builder, s *Scenario, withCharts bool) {
 	fmt.Fprintf(b, "\n### %s\n\n`%s`: %s\n\n", s.Title, s.Name, s.Measures)
 	base := baseline(s)
 	b.WriteString("| system | runs |")
