@@ -156,25 +156,77 @@ func writeRun(names *bolt.Bucket, fresh []nameKey, lo, hi uint64, alloc func(int
 	return nil
 }
 
-// listRuns appends to lists, for each run, up to limit ids of streams of type typ after cursor, in
-// byte order. A run's list ends at a chunk it cannot read; Check reports it.
-func listRuns(names *bolt.Bucket, typ, cursor string, limit int, lists [][]string) [][]string {
+// listNames returns up to limit ids of streams of type typ after cursor, in byte order and without
+// duplicates: the ids of the sorted lists (each already after cursor) merged with those of every
+// run. It walks the runs side by side and reads a run's next name only once it has taken the last,
+// so a page costs about limit names read however many runs there are. A run's walk ends at a chunk
+// it cannot read; Check reports it.
+func listNames(names *bolt.Bucket, typ, cursor string, limit int, lists [][]string) []string {
 	prefix := append([]byte(typ), 0)
 	from := append(append([]byte(nil), prefix...), cursor...)
+	// heads[i] is the id run i's cursor rests on, nil once the run has no more of the type.
+	var runs []*runCursor
+	var heads [][]byte
+	next := func(k []byte, err error) []byte {
+		if err != nil || !bytes.HasPrefix(k, prefix) {
+			return nil
+		}
+		return k[len(prefix):]
+	}
 	rc := names.Cursor()
 	for rk, rv := rc.First(); rk != nil; rk, rv = rc.Next() {
 		if rv != nil {
 			continue
 		}
-		var ids []string
 		c := newRunCursor(names.Bucket(rk))
 		k, _, err := c.seek(from)
-		for ; err == nil && k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _, err = c.next() {
-			if id := string(k[len(prefix):]); id > cursor {
-				ids = append(ids, id)
+		id := next(k, err)
+		if id != nil && string(id) == cursor {
+			k, _, err = c.next()
+			id = next(k, err)
+		}
+		runs, heads = append(runs, c), append(heads, id)
+	}
+	out := make([]string, 0, limit)
+	for len(out) < limit {
+		// The least id, from the runs first; comparing string(b) with a string allocates nothing,
+		// so a run's id becomes a string only when it is taken.
+		var least []byte
+		for _, id := range heads {
+			if id != nil && (least == nil || bytes.Compare(id, least) < 0) {
+				least = id
 			}
 		}
-		lists = append(lists, ids)
+		var leastID string
+		fromList := false
+		for _, l := range lists {
+			switch {
+			case len(l) == 0:
+			case fromList:
+				leastID = min(leastID, l[0])
+			case least == nil || l[0] < string(least):
+				leastID, fromList = l[0], true
+			}
+		}
+		if !fromList {
+			if least == nil {
+				break
+			}
+			leastID = string(least)
+		}
+		// A stream may be in more than one place while the indexer moves it along.
+		for i, id := range heads {
+			if id != nil && string(id) == leastID {
+				k, _, err := runs[i].next()
+				heads[i] = next(k, err)
+			}
+		}
+		for i, l := range lists {
+			if len(l) > 0 && l[0] == leastID {
+				lists[i] = l[1:]
+			}
+		}
+		out = append(out, leastID)
 	}
-	return lists
+	return out
 }

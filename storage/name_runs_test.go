@@ -116,11 +116,26 @@ func TestWriteRun(t *testing.T) {
 					}
 				}
 				slices.Sort(want)
-				if got := mergeSortedIDs(len(want), listRuns(names, typ, "", len(want), nil)...); !slices.Equal(got, want) {
+				if got := listNames(names, typ, "", len(want), nil); !slices.Equal(got, want) {
 					t.Fatalf("after merging up to %d: %s ids %v, want %v", named, typ, got, want)
 				}
+				// Names in memory (the overlay's, the recent ones) merge in, some of them in a run too.
+				var inRuns, fresh []string
+				for i, id := range want {
+					if i%3 == 0 {
+						inRuns = append(inRuns, id)
+					}
+					if i%7 == 0 {
+						fresh = append(fresh, id+"~")
+					}
+				}
+				union := slices.Concat(want, fresh)
+				slices.Sort(union)
+				if got := listNames(names, typ, "", len(union), [][]string{inRuns, fresh}); !slices.Equal(got, union) {
+					t.Fatalf("after merging up to %d: %s ids with names in memory %v, want %v", named, typ, got, union)
+				}
 				for i := 1; i+3 < len(want); i += 1 + len(want)/20 {
-					got := mergeSortedIDs(2, listRuns(names, typ, want[i], 2, nil)...)
+					got := listNames(names, typ, want[i], 2, nil)
 					if !slices.Equal(got, want[i+1:i+3]) {
 						t.Fatalf("after merging up to %d: %s ids after %s: %v, want %v", named, typ, want[i], got, want[i+1:i+3])
 					}
@@ -281,7 +296,7 @@ func TestDamagedChunksAreErrors(t *testing.T) {
 			for i := range 7 {
 				lookupName(names, streamKeyBytes(nil, key("order", fmt.Sprintf("o%d", i))))
 			}
-			listRuns(names, "order", "o2", 10, nil)
+			listNames(names, "order", "o2", 10, nil)
 			rc := newRunCursor(names.Bucket(u64Key(6)))
 			for k, _, err := rc.first(); k != nil && err == nil; k, _, err = rc.next() {
 			}

@@ -418,41 +418,17 @@ func (s *Store) List(typ, cursor string, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
+	// Every indexed stream has events (the index numbers a stream at its first event).
 	lists := [][]string{s.ov.ids(typ, cursor), s.names.list(typ, cursor, limit)}
+	var ids []string
 	err := s.view(func(tx *bolt.Tx) error {
-		lists = listRuns(tx.Bucket(bucketNames), typ, cursor, limit, lists)
+		ids = listNames(tx.Bucket(bucketNames), typ, cursor, limit, lists)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Every indexed stream has events (the index numbers a stream at its first event), and a
-	// stream may be in more than one of the lists while the indexer moves it along.
-	return mergeSortedIDs(limit, lists...), nil
-}
-
-// mergeSortedIDs merges sorted lists of ids into one without duplicates, of at most limit ids.
-func mergeSortedIDs(limit int, lists ...[]string) []string {
-	out := make([]string, 0, limit)
-	for len(out) < limit {
-		var least string
-		found := false
-		for _, l := range lists {
-			if len(l) > 0 && (!found || l[0] < least) {
-				least, found = l[0], true
-			}
-		}
-		if !found {
-			break
-		}
-		for i, l := range lists {
-			if len(l) > 0 && l[0] == least {
-				lists[i] = l[1:]
-			}
-		}
-		out = append(out, least)
-	}
-	return out
+	return ids, nil
 }
 
 // Get returns the value of key in a record space, or ErrNotFound.
