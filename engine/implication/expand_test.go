@@ -45,6 +45,8 @@ func TestExpand(t *testing.T) {
 	cases := []struct {
 		name, event, data, state string
 		limits                   Limits
+		// maxDataDepth is the Expander's MaxDataDepth; 0 means 100, the server's.
+		maxDataDepth int
 		// want lists the implied events as "type:id event data".
 		want      []string
 		schedules int
@@ -67,6 +69,10 @@ func TestExpand(t *testing.T) {
 		{name: "chain beyond depth", event: "deep", data: `{}`, limits: Limits{MaxDepth: 1, MaxTotal: 10}, err: ErrLimit},
 		{name: "beyond total", event: "deep", data: `{}`, limits: Limits{MaxDepth: 5, MaxTotal: 1}, err: ErrLimit},
 		{name: "schema of implied data", event: "fanned", data: `{"items":[{"id":"` + idA + `","n":"x"}]}`, err: errAny},
+		{name: "any object schema", event: "copies", data: `{"v":{"w":"x"}}`, want: []string{`dst:log kept {"v":{"w":"x"}}`}},
+		{name: "implied data at the depth limit", event: "copies", data: `{"v":[[1]]}`, maxDataDepth: 3,
+			want: []string{`dst:log kept {"v":[[1]]}`}},
+		{name: "implied data beyond the depth limit", event: "copies", data: `{"v":[[[1]]]}`, maxDataDepth: 3, err: errAny},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,7 +80,11 @@ func TestExpand(t *testing.T) {
 			if limits == (Limits{}) {
 				limits = DefaultLimits
 			}
-			x := Expander{Spec: sp, Rules: ident.NewRules(sp.Singletons()), Limits: limits, State: func(storage.StreamKey) (tick.Value, error) {
+			maxDataDepth := c.maxDataDepth
+			if maxDataDepth == 0 {
+				maxDataDepth = 100
+			}
+			x := Expander{Spec: sp, Rules: ident.NewRules(sp.Singletons()), Limits: limits, MaxDataDepth: maxDataDepth, State: func(storage.StreamKey) (tick.Value, error) {
 				if c.state == "" {
 					return tick.Object(), nil
 				}

@@ -29,6 +29,8 @@ type Schema struct {
 	compiled *jsonschema.Schema
 	fast     *node             // nil when the schema has no fast path
 	keys     map[string]string // property names, so parsing data need not copy them
+	// everyObject: every JSON object satisfies the schema (AcceptsEveryObject).
+	everyObject bool
 }
 
 // resourceURL names the document being compiled; it never leaves this package's messages.
@@ -59,7 +61,8 @@ func compileDoc(doc any) (*Schema, []Issue) {
 		return nil, compileIssues(doc, err)
 	}
 	useECMARegexFormat(compiled)
-	return &Schema{compiled: compiled, fast: buildFast(compiled), keys: propertyNames(compiled)}, nil
+	fast := buildFast(compiled)
+	return &Schema{compiled: compiled, fast: fast, keys: propertyNames(compiled), everyObject: fast.acceptsEveryObject()}, nil
 }
 
 func newCompiler() *jsonschema.Compiler {

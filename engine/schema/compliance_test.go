@@ -186,4 +186,7 @@ func checkFastAgrees(t *testing.T, s *Schema, raw []byte, what string) {
 	if rawOK := s.validRaw(raw); rawOK != lib {
 		t.Errorf("%s: raw path says valid=%v, compiler's validator says valid=%v", what, rawOK, lib)
 	}
+	if _, isObject := v.(map[string]any); isObject && s.AcceptsEveryObject() && !lib {
+		t.Errorf("%s: AcceptsEveryObject, but the compiler's validator refuses this object", what)
+	}
 }

@@ -73,6 +73,21 @@ func (n *node) shapeRaw() {
 	}
 }
 
+// acceptsEveryObject reports whether rawObject accepts every well-formed object: the raw walk
+// mirrors an object node exactly (shapeRaw), and with no member it knows, none required, and
+// nothing said of the others, it checks nothing but the syntax. A nil node (no fast path) knows
+// of no such thing.
+func (n *node) acceptsEveryObject() bool {
+	switch {
+	case n == nil || n.slow:
+		return false
+	case n.lib.Bool != nil:
+		return *n.lib.Bool
+	}
+	return n.raw.object && (n.types == 0 || n.types&typeObject != 0) && len(n.raw.keys) == 0 &&
+		!n.additionalFalse && n.additional == nil
+}
+
 // validRaw reports whether raw is one JSON value that satisfies the schema. false means invalid
 // or not known.
 func (s *Schema) validRaw(raw []byte) bool {

@@ -74,6 +74,38 @@ func TestValidDataPasses(t *testing.T) {
 	}
 }
 
+// TestAcceptsEveryObject: only schemas that leave an object's members free answer true. (The
+// compliance test checks, over the whole suite, that no object such a schema refuses exists.)
+func TestAcceptsEveryObject(t *testing.T) {
+	every := []string{
+		`{"type":"object"}`, `{}`, `true`, `{"type":["object","null"]}`,
+		`{"type":"object","description":"free"}`, `{"type":"object","items":{"type":"string"}}`,
+	}
+	notEvery := []string{
+		`false`, `{"type":"array"}`, `{"type":"object","required":["a"]}`,
+		`{"type":"object","properties":{"a":{"type":"string"}}}`,
+		`{"type":"object","additionalProperties":false}`,
+		`{"type":"object","additionalProperties":{"type":"string"}}`,
+		`{"type":"object","minProperties":1}`, `{"type":"object","maxProperties":3}`,
+		`{"type":"object","propertyNames":{"maxLength":2}}`,
+		`{"type":"object","patternProperties":{"^a":{"type":"string"}}}`,
+		`{"type":"object","not":{"type":"object","required":["a"]}}`,
+		`{"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}]}`,
+		`{"type":"object","enum":[{}]}`, `{"type":"object","const":{}}`,
+		`{"type":"object","dependentRequired":{"a":["b"]}}`,
+		`{"$defs":{"o":{"type":"object","required":["a"]}},"$ref":"#/$defs/o"}`,
+	}
+	for i, schema := range append(every, notEvery...) {
+		s, issues := Compile([]byte(schema))
+		if issues != nil {
+			t.Fatalf("%s: compile: %v", schema, issues)
+		}
+		if got, want := s.AcceptsEveryObject(), i < len(every); got != want {
+			t.Errorf("%s: AcceptsEveryObject() = %v, want %v", schema, got, want)
+		}
+	}
+}
+
 func TestValidateJSONRejectsMalformedData(t *testing.T) {
 	s, _ := Compile([]byte(`{}`))
 	for _, data := range []string{``, `{`, `{"a":1} {"b":2}`, `nul`} {

@@ -314,7 +314,7 @@ func (p *Plan) concurrency(m metadataIn) error {
 }
 
 func checkData(ev *spec.Event, data []byte) ([]byte, error) {
-	if canonical.Depth(data) > MaxDataDepth {
+	if canonical.DeeperThan(data, MaxDataDepth) {
 		return nil, problem.At(problem.ErrInvalid, "data", "Event data nests deeper than %d levels", MaxDataDepth)
 	}
 	if ev.Schema == nil {

@@ -15,3 +15,19 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+func TestDeeperThan(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		n    int
+		want bool
+	}{
+		{`{}`, 0, true}, {`{}`, 1, false}, {`[[]]`, 1, true}, {`[[]]`, 2, false},
+		{`[[[1]]]`, 2, true}, {`[[[1]]]`, 3, false}, {`{"a":"[[[[[[[[[["}`, 1, false},
+		{`{"quantity":1}`, 100, false},
+	} {
+		if got := DeeperThan([]byte(c.src), c.n); got != c.want {
+			t.Errorf("DeeperThan(%s, %d) = %v, want %v", c.src, c.n, got, c.want)
+		}
+	}
+}
