@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"crypto/sha256"
+	"strings"
 	"testing"
 
 	"github.com/j17-go/j17/storage/canonical"
@@ -20,6 +22,20 @@ func TestAppendKeyString(t *testing.T) {
 		want := canonical.AppendString(nil, k.String())
 		if got := appendKeyString([]byte("prefix"), k); string(got) != "prefix"+string(want) {
 			t.Errorf("%q: got %s, want prefix%s", k.String(), got, want)
+		}
+	}
+}
+
+// TestContentHashSizes: events built on the stack, in a pooled buffer (reused by a smaller event
+// after a larger one) and in one too large to pool all hash canonical(event).
+func TestContentHashSizes(t *testing.T) {
+	k := StreamKey{Type: "order", ID: "o-1"}
+	meta := []byte(`{"actor":{"id":"u-1","type":"user"},"timestamp":100}`)
+	for _, n := range []int{0, 300, 512, 2000, 1500, 100 << 10, 700} {
+		data := []byte(`{"s":"` + strings.Repeat("x", n) + `"}`)
+		want := sha256.Sum256([]byte(`{"data":` + string(data) + `,"key":"order:o-1","metadata":` + string(meta) + `,"type":"was_placed"}`))
+		if got := ContentHash(k, "was_placed", data, meta); got != want {
+			t.Errorf("data of %d bytes: got %x, want %x", len(data), got, want)
 		}
 	}
 }
