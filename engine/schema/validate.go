@@ -21,10 +21,10 @@ func (s *Schema) ValidateJSON(raw []byte) error {
 	return s.Validate(v)
 }
 
-// AcceptsEveryObject reports whether every JSON object (up to the parser's 10,000 levels) satisfies
-// the schema, as {},
-// {"type":"object"} and true do. A caller holding an object it encoded itself (an implied event's
-// data, built from a template) may then skip ValidateJSON: it would only check the syntax.
+// AcceptsEveryObject reports whether every JSON object (up to the parser's 10,000 levels)
+// satisfies the schema, as {}, {"type":"object"} and true do. A caller holding an object it
+// encoded itself (an implied event's data, built from a template) may then skip ValidateJSON: it
+// would only check the syntax.
 func (s *Schema) AcceptsEveryObject() bool { return s.everyObject }
 
 // Validate checks v, a value as decoded from JSON with UseNumber (map[string]any, []any,
