@@ -41,7 +41,7 @@ section "Engine reads: 1,000 and 10,000 events, uncached" \
 	"<= 1 ms and <= 5 ms" \
 	go test -run '^$' -bench '^BenchmarkRead$' -benchtime 200x ./engine/
 section "A write with a 10-item map implication beside a plain write (the same ten inventory streams each time, or ten of a catalog of 10,000)" \
-	"recorded: processor cost without HTTP (the target, an order at most 2x a plain write in throughput, is checked over HTTP by the map scenarios above; here ~28 plain writes share an fsync and cost ~8 µs each, so the ratio at 64 writers is that of processor time per request)" \
+	"recorded: processor cost without HTTP (the target, an order at most 2x a plain write in throughput, is checked over HTTP by the map scenarios above; here many plain writes share each fsync and nothing pays for HTTP, so the ratio at 64 writers is roughly that of processor time per request)" \
 	go test -run '^$' -bench 'ImplicationWrite' -benchtime "$benchtime" ./engine/
 section "The storage part of that write: a record of one event beside one that also writes ten streams" \
 	"recorded: the share of the ratio above that the commit alone accounts for" \
