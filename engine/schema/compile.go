@@ -29,8 +29,6 @@ type Schema struct {
 	compiled *jsonschema.Schema
 	fast     *node             // nil when the schema has no fast path
 	keys     map[string]string // property names, so parsing data need not copy them
-	// everyObject: every JSON object satisfies the schema (AcceptsEveryObject).
-	everyObject bool
 }
 
 // resourceURL names the document being compiled; it never leaves this package's messages.
@@ -61,8 +59,7 @@ func compileDoc(doc any) (*Schema, []Issue) {
 		return nil, compileIssues(doc, err)
 	}
 	useECMARegexFormat(compiled)
-	fast := buildFast(compiled)
-	return &Schema{compiled: compiled, fast: fast, keys: propertyNames(compiled), everyObject: fast.acceptsEveryObject()}, nil
+	return &Schema{compiled: compiled, fast: buildFast(compiled), keys: propertyNames(compiled)}, nil
 }
 
 func newCompiler() *jsonschema.Compiler {

@@ -25,7 +25,7 @@ func (s *Schema) ValidateJSON(raw []byte) error {
 // satisfies the schema, as {}, {"type":"object"} and true do. A caller holding an object it
 // encoded itself (an implied event's data, built from a template) may then skip ValidateJSON: it
 // would only check the syntax.
-func (s *Schema) AcceptsEveryObject() bool { return s.everyObject }
+func (s *Schema) AcceptsEveryObject() bool { return s.fast.acceptsEveryObject() }
 
 // Validate checks v, a value as decoded from JSON with UseNumber (map[string]any, []any,
 // json.Number, string, bool or nil), and returns a *ValidationError or nil.
