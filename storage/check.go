@@ -103,12 +103,21 @@ func Check(dir string, opts Options) error {
 	}
 	recent := newRecentNames()
 	if err := loadRecentNames(current, recent); err != nil {
-		return err
+		return asMismatch(err)
 	}
 	if _, err := catchUp(current, w, recent, opts.mergeMin()); err != nil {
-		return err
+		return asMismatch(err)
 	}
-	return compareIndexes(current, rebuilt)
+	return asMismatch(compareIndexes(current, rebuilt))
+}
+
+// asMismatch reports index content that does not decode (ErrBadIndex) as what it is here, a
+// difference between the index and the log, so that Check's errors keep to its two kinds.
+func asMismatch(err error) error {
+	if errors.Is(err, ErrBadIndex) && !errors.Is(err, ErrIndexMismatch) {
+		return fmt.Errorf("%w: %w", ErrIndexMismatch, err)
+	}
+	return err
 }
 
 // copyFile copies src to a new file dst, which Check removes; nothing needs it durable.

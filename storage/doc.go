@@ -82,10 +82,11 @@
 //
 // Open lets the log recover its torn tail (corruption elsewhere is an error: see
 // wal.IsCorruption), removes the partial copy of an interrupted index vacuum, rebuilds index.db
-// if it is missing, unreadable, of an older format or ahead of the log (a log cut by a repair),
-// repairs the record positions of a compaction interrupted between the log's rename and the index
-// update, applies every record after the watermark, and finishes any erasure a crash
-// interrupted.
+// if it is missing, unreadable, of an older format, ahead of the log (a log cut by a repair) or
+// damaged in what loading it reads (ErrBadIndex: its watermark, the heads of the streams whose
+// names are not merged yet, the entries catching up touches), repairs the record positions of a
+// compaction interrupted between the log's rename and the index update, applies every record
+// after the watermark, and finishes any erasure a crash interrupted.
 //
 // # Rewrite and compaction
 //

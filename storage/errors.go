@@ -28,6 +28,10 @@ var (
 	// ErrBadRecord marks a log record that the store cannot decode; the log itself checksums
 	// records, so this means a record written by something else.
 	ErrBadRecord = errors.New("storage: undecodable log record")
+	// ErrBadIndex marks index.db content that does not decode or contradicts itself. The index
+	// is derived from the log: Open rebuilds an index it cannot load, and Check reports such
+	// content as ErrIndexMismatch.
+	ErrBadIndex = errors.New("storage: undecodable index")
 )
 
 // ConflictError says which stream failed its expectation. errors.Is(err, ErrConflict) holds.

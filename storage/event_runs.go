@@ -32,7 +32,7 @@ func runLen(v []byte) uint64 { return uint64(len(v) / entrySize) }
 // checkRun reports a value that is not a whole number of entries.
 func checkRun(k, v []byte) error {
 	if len(v) == 0 || len(v)%entrySize != 0 {
-		return fmt.Errorf("%w: events run %x of %d bytes", ErrBadRecord, k, len(v))
+		return fmt.Errorf("%w: events run %x of %d bytes", ErrBadIndex, k, len(v))
 	}
 	return nil
 }

@@ -78,15 +78,15 @@ type headRun struct {
 
 func parseHeadRun(k, v []byte) (headRun, error) {
 	if len(k) != 8 || len(v) < 4 {
-		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadRecord, k)
+		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadIndex, k)
 	}
 	n := int(binary.BigEndian.Uint32(v))
 	if n == 0 || len(v) < 4+4*n {
-		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadRecord, k)
+		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadIndex, k)
 	}
 	r := headRun{first: binary.BigEndian.Uint64(k), ends: v[4 : 4+4*n], heads: v[4+4*n:]}
 	if int(binary.BigEndian.Uint32(r.ends[4*(n-1):])) != len(r.heads) {
-		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadRecord, k)
+		return headRun{}, fmt.Errorf("%w: bad run of heads %x", ErrBadIndex, k)
 	}
 	return r, nil
 }
@@ -104,7 +104,7 @@ func (r headRun) head(i int) ([]byte, error) {
 	}
 	to := int(binary.BigEndian.Uint32(r.ends[4*i:]))
 	if from > to || to > len(r.heads) {
-		return nil, fmt.Errorf("%w: bad run of heads %d", ErrBadRecord, r.first)
+		return nil, fmt.Errorf("%w: bad run of heads %d", ErrBadIndex, r.first)
 	}
 	return r.heads[from:to:to], nil
 }
@@ -158,7 +158,7 @@ func forEachHead(tx *bolt.Tx, from uint64, fn func(no uint64, v []byte) error) e
 			return err
 		}
 		if next != 0 && r.first != next {
-			return fmt.Errorf("%w: the run of heads from %d follows one that ends at %d", ErrBadRecord, r.first, next-1)
+			return fmt.Errorf("%w: the run of heads from %d follows one that ends at %d", ErrBadIndex, r.first, next-1)
 		}
 		next = r.first + uint64(r.len())
 		for i := range r.len() {
@@ -173,7 +173,7 @@ func forEachHead(tx *bolt.Tx, from uint64, fn func(no uint64, v []byte) error) e
 			if sk != nil {
 				switch sno := binary.BigEndian.Uint64(sk); {
 				case sno < no:
-					return fmt.Errorf("%w: stream %d has a head but no run holds it", ErrBadRecord, sno)
+					return fmt.Errorf("%w: stream %d has a head but no run holds it", ErrBadIndex, sno)
 				case sno == no:
 					hv = sv
 					sk, sv = sc.Next()
@@ -188,7 +188,7 @@ func forEachHead(tx *bolt.Tx, from uint64, fn func(no uint64, v []byte) error) e
 		}
 	}
 	if sk != nil {
-		return fmt.Errorf("%w: stream %d has a head but no run holds it", ErrBadRecord, binary.BigEndian.Uint64(sk))
+		return fmt.Errorf("%w: stream %d has a head but no run holds it", ErrBadIndex, binary.BigEndian.Uint64(sk))
 	}
 	return nil
 }

@@ -115,8 +115,8 @@ func TestHeadRuns(t *testing.T) {
 		k, v := tx.Bucket(bucketHeads).Cursor().Last()
 		return tx.Bucket(bucketHeads).Put(binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(k)+1), append([]byte(nil), v...))
 	})
-	if err := Check(dir, opts); !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("check of a head that no run holds: got %v, want ErrBadRecord", err)
+	if err := Check(dir, opts); !errors.Is(err, ErrIndexMismatch) || !errors.Is(err, ErrBadIndex) {
+		t.Fatalf("check of a head that no run holds: got %v, want ErrIndexMismatch and ErrBadIndex", err)
 	}
 	// Leave the index as the log gives it for the check at cleanup.
 	updateIndex(t, dir, func(tx *bolt.Tx) error {

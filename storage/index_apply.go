@@ -728,7 +728,7 @@ func (x *indexTx) lookupHead(k StreamKey, h *txHead) error {
 		return err
 	}
 	if b == nil {
-		return fmt.Errorf("%w: stream %s has number %d but no head", ErrBadRecord, k, no)
+		return fmt.Errorf("%w: stream %s has number %d but no head", ErrBadIndex, k, no)
 	}
 	if err := h.unmarshal(nk, b); err != nil {
 		return err

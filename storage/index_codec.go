@@ -84,7 +84,7 @@ func streamKeyBytes(dst []byte, k StreamKey) []byte {
 func parseStreamKey(b []byte) (StreamKey, error) {
 	t, id, ok := strings.Cut(string(b), "\x00")
 	if !ok {
-		return StreamKey{}, fmt.Errorf("%w: bad stream key in index", ErrBadRecord)
+		return StreamKey{}, fmt.Errorf("%w: bad stream key", ErrBadIndex)
 	}
 	return StreamKey{Type: t, ID: id}, nil
 }
@@ -138,7 +138,7 @@ func (w watermark) marshal() []byte {
 
 func unmarshalWatermark(b []byte) (watermark, error) {
 	if len(b) != watermarkSize {
-		return watermark{}, fmt.Errorf("%w: bad watermark", ErrBadRecord)
+		return watermark{}, fmt.Errorf("%w: bad watermark", ErrBadIndex)
 	}
 	return watermark{
 		seg:     binary.BigEndian.Uint32(b),
@@ -208,7 +208,7 @@ func (h *head) marshal(dst []byte, k StreamKey, only eventRef) []byte {
 // unmarshal reads a heads bucket entry: its key, the stream number, and its value.
 func (h *head) unmarshal(no, b []byte) error {
 	if len(no) != 8 || len(headKey(b)) == 0 {
-		return fmt.Errorf("%w: bad stream head", ErrBadRecord)
+		return fmt.Errorf("%w: bad stream head", ErrBadIndex)
 	}
 	h.Length = binary.BigEndian.Uint64(b)
 	copy(h.LastHash[:], b[8:40])
@@ -269,7 +269,7 @@ func (e *entry) marshal(dst []byte) []byte {
 
 func (e *entry) unmarshal(b []byte) error {
 	if len(b) != entrySize {
-		return fmt.Errorf("%w: bad event entry", ErrBadRecord)
+		return fmt.Errorf("%w: bad event entry", ErrBadIndex)
 	}
 	e.holder = binary.BigEndian.Uint64(b)
 	e.eff = binary.BigEndian.Uint64(b[8:])
@@ -306,7 +306,7 @@ func (e *spaceEntry) marshal(b []byte) []byte {
 
 func (e *spaceEntry) unmarshal(b []byte) error {
 	if len(b) < spaceEntryFixedSize {
-		return fmt.Errorf("%w: bad record-space entry", ErrBadRecord)
+		return fmt.Errorf("%w: bad record-space entry", ErrBadIndex)
 	}
 	e.live = b[0] == 1
 	e.eff = binary.BigEndian.Uint64(b[1:])

@@ -126,7 +126,7 @@ func writeRun(names *bolt.Bucket, fresh []nameKey, lo, hi uint64, alloc func(int
 		}
 		// Keys come out in order, so a name in two places comes out twice in a row.
 		if prev != nil && bytes.Equal(prev, k) {
-			return fmt.Errorf("%w: stream %q is named twice", ErrBadRecord, k)
+			return fmt.Errorf("%w: stream %q is named twice", ErrBadIndex, k)
 		}
 		prev = append(prev[:0], k...)
 		var no uint64

@@ -153,8 +153,8 @@ func TestWriteRun(t *testing.T) {
 		}
 		return writeRun(tx.Bucket(bucketNames), []nameKey{{streamKeyBytes(nil, k), named + 1}}, named, 2*named, alloc)
 	})
-	if !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("merging a name twice: %v, want ErrBadRecord", err)
+	if !errors.Is(err, ErrBadIndex) {
+		t.Fatalf("merging a name twice: %v, want ErrBadIndex", err)
 	}
 }
 

@@ -123,7 +123,7 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 	}
 	for i := range out {
 		if out[i].holder == 0 {
-			return nil, fmt.Errorf("%w: %s event %d has no index entry", ErrBadRecord, k, from+uint64(i))
+			return nil, fmt.Errorf("%w: %s event %d has no index entry", ErrBadIndex, k, from+uint64(i))
 		}
 	}
 	return out, nil
@@ -258,7 +258,7 @@ func (s *Store) eventFrom(k StreamKey, idx uint64, e *entry) (Event, error) {
 func eventIn(r *record, k StreamKey, idx uint64, e *entry) (Event, error) {
 	g, ev, at, ok := r.eventAt(e.ordinal)
 	if !ok || g.stream != k || at != idx {
-		return Event{}, fmt.Errorf("%w: record %d does not hold %s event %d", ErrBadRecord, e.holder, k, idx)
+		return Event{}, fmt.Errorf("%w: record %d does not hold %s event %d", ErrBadIndex, e.holder, k, idx)
 	}
 	return Event{Stream: k, Index: idx, StreamID: ev.sid, Type: ev.typ, Data: ev.data, Metadata: ev.meta, Timestamp: ev.ts, Hash: ev.hash}, nil
 }

@@ -169,11 +169,11 @@ func (s *Store) runJobsLocked() error {
 		return tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 			st, rest, ok := bytes.Cut(v, []byte{0})
 			if !ok {
-				return fmt.Errorf("%w: bad job", ErrBadRecord)
+				return fmt.Errorf("%w: bad job", ErrBadIndex)
 			}
 			id, lsns, ok := bytes.Cut(rest, []byte{0})
 			if !ok {
-				return fmt.Errorf("%w: bad job", ErrBadRecord)
+				return fmt.Errorf("%w: bad job", ErrBadIndex)
 			}
 			jobs = append(jobs, job{lsn: binary.BigEndian.Uint64(k), stream: StreamKey{Type: string(st), ID: string(id)}, drop: unmarshalLSNs(lsns)})
 			return nil

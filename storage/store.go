@@ -219,8 +219,9 @@ func boltOptions(noSync bool) *bolt.Options {
 	return &bolt.Options{Timeout: 5 * time.Second, NoSync: noSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType, InitialMmapSize: indexMmapSize}
 }
 
-// openIndex opens index.db, rebuilding it when it is missing or unreadable, repairs interrupted
-// compactions and catches up from the watermark.
+// openIndex opens index.db, rebuilding it when it is missing, unreadable or damaged (see
+// loadIndex for the other cases), repairs interrupted compactions and catches up from the
+// watermark.
 func (s *Store) openIndex() error {
 	path := filepath.Join(s.dir, "index.db")
 	// A vacuum copy left by a crash was never installed; the erasure job that made it runs again.
@@ -239,6 +240,23 @@ func (s *Store) openIndex() error {
 		return fmt.Errorf("storage: open index: %w", err)
 	}
 	s.db = db
+	err = s.loadIndex(path)
+	if errors.Is(err, ErrBadIndex) {
+		// The index is derived from the log, which the log's checksums vouch for: start over,
+		// as for an index that bbolt cannot open. A log that gives a bad index again fails.
+		s.log.Warn("storage: index damaged, rebuilding it from the log", "err", err)
+		s.names = newRecentNames()
+		if err = s.recreateIndex(path); err == nil {
+			err = s.loadIndex(path)
+		}
+	}
+	return err
+}
+
+// loadIndex makes the open index current: it rebuilds one of another format or ahead of the
+// log, loads the recent names and catches up with the log.
+func (s *Store) loadIndex(path string) error {
+	db := s.db
 	if err := db.Update(createBuckets); err != nil {
 		return err
 	}
@@ -251,6 +269,7 @@ func (s *Store) openIndex() error {
 		if err := repairCompactions(db, s.wal); err != nil {
 			return fmt.Errorf("storage: repair interrupted compaction: %w", err)
 		}
+		var err error
 		if ahead, err = indexAhead(db, s.wal); err != nil {
 			return fmt.Errorf("storage: compare index with log: %w", err)
 		}
@@ -262,18 +281,10 @@ func (s *Store) openIndex() error {
 		} else {
 			s.log.Warn("storage: index has an older format, rebuilding it from the log", "format", format, "want", indexFormat)
 		}
-		db.Close()
-		s.db = nil
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("storage: remove stale index: %w", err)
-		}
-		if db, err = bolt.Open(path, 0o644, boltOptions(s.opts.NoSync)); err != nil {
-			return fmt.Errorf("storage: open index: %w", err)
-		}
-		s.db = db
-		if err := db.Update(createBuckets); err != nil {
+		if err := s.recreateIndex(path); err != nil {
 			return err
 		}
+		db = s.db
 	}
 	if err := loadRecentNames(db, s.names); err != nil {
 		return fmt.Errorf("storage: read recent stream names: %w", err)
@@ -286,6 +297,21 @@ func (s *Store) openIndex() error {
 		s.log.Info("storage: index caught up from the log", "records", n)
 	}
 	return nil
+}
+
+// recreateIndex replaces the open index with an empty one of the current format.
+func (s *Store) recreateIndex(path string) error {
+	s.db.Close()
+	s.db = nil
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("storage: remove stale index: %w", err)
+	}
+	db, err := bolt.Open(path, 0o644, boltOptions(s.opts.NoSync))
+	if err != nil {
+		return fmt.Errorf("storage: open index: %w", err)
+	}
+	s.db = db
+	return db.Update(createBuckets)
 }
 
 // indexAhead reports whether the last record the index applied is missing from the log.

@@ -148,7 +148,9 @@ func (v *verifier) run(path string) ([]source, error) {
 
 // store checks a store's log and index, then verifies its export.
 func (v *verifier) store(dir string) (source, bool) {
-	if err := storage.Check(dir, storage.Options{NoSync: true}); err != nil {
+	if err := storage.Check(dir, storage.Options{NoSync: true}); errors.Is(err, storage.ErrIndexMismatch) {
+		v.problem("%s: %v (the index is derived from the log: remove %s and start the server to rebuild it)", dir, err, filepath.Join(dir, "index.db"))
+	} else if err != nil {
 		v.problem("%s: %v", dir, err)
 	}
 	st, err := storage.Open(dir, storage.Options{NoSync: true})
