@@ -108,6 +108,9 @@ func Check(dir string, opts Options) error {
 	if _, err := catchUp(current, w, recent, opts.mergeMin()); err != nil {
 		return asMismatch(err)
 	}
+	if err := checkJobs(current); err != nil {
+		return asMismatch(err)
+	}
 	return asMismatch(compareIndexes(current, rebuilt))
 }
 

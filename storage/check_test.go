@@ -193,6 +193,15 @@ func TestUndecodableIndex(t *testing.T) {
 			v := tx.Bucket(bucketMeta).Get(metaStateKey)
 			return tx.Bucket(bucketMeta).Put(metaStateKey, append([]byte(nil), v[:len(v)-1]...))
 		}, true},
+		{"erasure job without its separators", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketJobs).Put(u64Key(1), []byte("order"))
+		}, true},
+		{"erasure job of a partial lsn", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketJobs).Put(u64Key(1), []byte("order\x00a\x00\x00\x00\x01"))
+		}, true},
+		{"erasure job with a short key", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketJobs).Put([]byte{1}, []byte("order\x00a\x00"))
+		}, true},
 		{"events run of a partial entry", func(tx *bolt.Tx) error {
 			k, v := tx.Bucket(bucketEvents).Cursor().First()
 			return tx.Bucket(bucketEvents).Put(append([]byte(nil), k...), append([]byte(nil), v[:len(v)-1]...))

@@ -84,9 +84,10 @@
 // wal.IsCorruption), removes the partial copy of an interrupted index vacuum, rebuilds index.db
 // if it is missing, unreadable, of an older format, ahead of the log (a log cut by a repair) or
 // damaged in what loading it reads (ErrBadIndex: its watermark, the heads of the streams whose
-// names are not merged yet, the entries catching up touches), repairs the record positions of a
-// compaction interrupted between the log's rename and the index update, applies every record
-// after the watermark, and finishes any erasure a crash interrupted.
+// names are not merged yet, the entries catching up touches, the pending erasure jobs), repairs
+// the record positions of a compaction interrupted between the log's rename and the index
+// update, applies every record after the watermark, and finishes any erasure a crash
+// interrupted.
 //
 // # Rewrite and compaction
 //

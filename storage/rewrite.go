@@ -165,19 +165,9 @@ func (s *Store) runJobsLocked() error {
 		return err
 	}
 	var jobs []job
-	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
-			st, rest, ok := bytes.Cut(v, []byte{0})
-			if !ok {
-				return fmt.Errorf("%w: bad job", ErrBadIndex)
-			}
-			id, lsns, ok := bytes.Cut(rest, []byte{0})
-			if !ok {
-				return fmt.Errorf("%w: bad job", ErrBadIndex)
-			}
-			jobs = append(jobs, job{lsn: binary.BigEndian.Uint64(k), stream: StreamKey{Type: string(st), ID: string(id)}, drop: unmarshalLSNs(lsns)})
-			return nil
-		})
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		jobs, err = readJobs(tx)
+		return err
 	})
 	if err != nil {
 		return err
@@ -197,6 +187,30 @@ func (s *Store) runJobsLocked() error {
 		}
 	}
 	return nil
+}
+
+// readJobs decodes the pending jobs. Open reads them while it loads the index too, so that a job
+// that does not decode (ErrBadIndex) has the index rebuilt rather than stopping the server.
+func readJobs(tx *bolt.Tx) ([]job, error) {
+	var jobs []job
+	err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+		st, rest, ok := bytes.Cut(v, []byte{0})
+		id, lsns, ok2 := bytes.Cut(rest, []byte{0})
+		if !ok || !ok2 || len(k) != 8 || len(lsns)%8 != 0 {
+			return fmt.Errorf("%w: job %x", ErrBadIndex, k)
+		}
+		jobs = append(jobs, job{lsn: binary.BigEndian.Uint64(k), stream: StreamKey{Type: string(st), ID: string(id)}, drop: unmarshalLSNs(lsns)})
+		return nil
+	})
+	return jobs, err
+}
+
+// checkJobs reports a pending job that does not decode (ErrBadIndex).
+func checkJobs(db *bolt.DB) error {
+	return db.View(func(tx *bolt.Tx) error {
+		_, err := readJobs(tx)
+		return err
+	})
 }
 
 func (s *Store) runJob(j job) error {

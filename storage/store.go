@@ -254,7 +254,7 @@ func (s *Store) openIndex() error {
 }
 
 // loadIndex makes the open index current: it rebuilds one of another format or ahead of the
-// log, loads the recent names and catches up with the log.
+// log, loads the recent names, catches up with the log and reads the pending erasure jobs.
 func (s *Store) loadIndex(path string) error {
 	db := s.db
 	if err := db.Update(createBuckets); err != nil {
@@ -292,6 +292,9 @@ func (s *Store) loadIndex(path string) error {
 	n, err := catchUp(db, s.wal, s.names, s.opts.mergeMin())
 	if err != nil {
 		return fmt.Errorf("storage: index catch-up: %w", err)
+	}
+	if err := checkJobs(db); err != nil {
+		return fmt.Errorf("storage: read pending erasures: %w", err)
 	}
 	if n > 0 {
 		s.log.Info("storage: index caught up from the log", "records", n)
