@@ -244,3 +244,40 @@ func TestUndecodableIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordPositionMisplaced gives a record the position of another one in the index: the log
+// checksums what it reads there, so the read blames the index (ErrBadIndex), not the log.
+func TestRecordPositionMisplaced(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	a, b := key("order", "a"), key("order", "b")
+	mustAppend(t, s, a, ev("was_placed", 1))
+	mustAppend(t, s, b, ev("was_placed", 2))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	updateIndex(t, dir, func(tx *bolt.Tx) error {
+		// The two records are the log's first: a's slot takes the next slot's position, b's.
+		k, v := tx.Bucket(bucketRecords).Cursor().First()
+		block := append([]byte(nil), v...)
+		at := 0
+		for binary.BigEndian.Uint64(block[at:]) == 0 {
+			at += 8
+		}
+		copy(block[at:at+8], block[at+8:at+16])
+		return tx.Bucket(bucketRecords).Put(append([]byte(nil), k...), block)
+	})
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) || errors.Is(err, ErrBadRecord) {
+		t.Errorf("read of a record at another's position: got %v, want ErrBadIndex", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rebuild(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,7 +28,8 @@ var (
 	// ErrBadRecord marks a log record that the store cannot decode; the log itself checksums
 	// records, so this means a record written by something else.
 	ErrBadRecord = errors.New("storage: undecodable log record")
-	// ErrBadIndex marks index.db content that does not decode or contradicts itself. The index
+	// ErrBadIndex marks index.db content that does not decode, contradicts itself or places a
+	// record where the log holds another. The index
 	// is derived from the log: Open rebuilds an index it cannot load, and Check reports such
 	// content as ErrIndexMismatch.
 	ErrBadIndex = errors.New("storage: undecodable index")

@@ -219,11 +219,17 @@ func (s *Store) readPayloadAt(lsn uint64, hint recordHint) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: read record %d at %s: %w", lsn, pos, err)
 	}
+	// The log checksummed what it read, so an entry of another kind or another record there
+	// means the position, which the index gave, is wrong.
 	if kind != kindRecord {
-		return nil, fmt.Errorf("%w: kind %d at %s", ErrBadRecord, kind, pos)
+		return nil, fmt.Errorf("%w: position %s of record %d holds a log entry of kind %d", ErrBadIndex, pos, lsn, kind)
 	}
-	if got, err := recordLSN(payload); err != nil || got != lsn {
-		return nil, fmt.Errorf("%w: record at %s has lsn %d, want %d", ErrBadRecord, pos, got, lsn)
+	got, err := recordLSN(payload)
+	if err != nil {
+		return nil, fmt.Errorf("storage: record %d at %s: %w", lsn, pos, err)
+	}
+	if got != lsn {
+		return nil, fmt.Errorf("%w: position %s of record %d holds record %d", ErrBadIndex, pos, lsn, got)
 	}
 	return payload, nil
 }
