@@ -26,18 +26,15 @@ type prepared struct {
 	applied  applied      // the record's way to the publisher and the index
 }
 
-// singleEvent is the working set of a commit of one event to one stream, the common case, in two
-// allocations: the record, which the read cache keeps, and the rest, which the cache must not
-// keep alive (the garbage collector scans whatever the cache holds, again and again).
+// singleEvent is the working set of a commit of one event to one stream, the common case, in one
+// allocation, which the overlay keeps until the index has the record.
 type singleEvent struct {
 	p       prepared
 	content [1][32]byte
 	expect  [1]Expect
 	head    [1]headUpdate
 	offs    [5]int // groups, events, hashes, and two ordered puts (an actor's and a target's)
-}
 
-type singleRecord struct {
 	r         record
 	group     [1]recGroup
 	event     [1]recEvent
@@ -46,11 +43,11 @@ type singleRecord struct {
 }
 
 func newSingleEvent() *prepared {
-	b, r := &singleEvent{}, &singleRecord{}
-	b.p.rec = &r.r
-	r.r.groups = r.group[:]
-	r.group[0].events = r.event[:]
-	r.r.puts, r.r.spaceKeys = r.put[:0], r.spaceKeys[:0]
+	b := &singleEvent{}
+	b.p.rec = &b.r
+	b.r.groups = b.group[:]
+	b.group[0].events = b.event[:]
+	b.r.puts, b.r.spaceKeys = b.put[:0], b.spaceKeys[:0]
 	b.p.contents = b.content[:0]
 	b.p.expects = b.expect[:]
 	b.p.heads = b.head[:0]
@@ -235,7 +232,7 @@ func sameBytes(a, b []byte) bool {
 }
 
 // encode writes the payload and points the record's data and metadata into it, so that the
-// record (which the read cache keeps) never holds the caller's buffers.
+// record (which the overlay keeps until the index has it) never holds the caller's buffers.
 func (p *prepared) encode() {
 	n := p.rec.eventCount()
 	if cap(p.offs.groups) < len(p.rec.groups) || cap(p.offs.events) < n || cap(p.offs.hashes) < n {

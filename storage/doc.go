@@ -140,8 +140,8 @@
 // read those entries again (they point at the rewrite's records now) and go on, a few times at
 // most. Every bbolt transaction holds dbMu shared; an index vacuum (Erase only) holds it
 // exclusively just to close, rename and reopen the file. Range calls its callback outside every
-// lock. Decoded records are kept in a bounded cache keyed by lsn (a record's bytes never change for
-// its lsn), so replaying a recently read or written stream costs no system call.
+// lock. Decoded records that reads load are kept in a bounded cache keyed by lsn (a record's bytes
+// never change for its lsn), so replaying a recently read stream costs no system call.
 //
 // EventStore is the narrow interface the engine uses, so that another backend can stand behind it.
 package storage

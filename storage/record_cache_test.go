@@ -84,8 +84,9 @@ func TestRecordCache(t *testing.T) {
 	}
 }
 
-// TestRecordCacheCountsItsMemory commits single events, the common record, and compares the heap
-// the cache's records take, found by evicting them all, with what the cache counts.
+// TestRecordCacheCountsItsMemory commits single events, the common record, reads them back into
+// the cache and compares the heap the cache's records take, found by evicting them all, with what
+// the cache counts.
 func TestRecordCacheCountsItsMemory(t *testing.T) {
 	const n = 20_000
 	opts := testOptions()
@@ -96,6 +97,9 @@ func TestRecordCacheCountsItsMemory(t *testing.T) {
 		mustAppend(t, s, k, ev("was_noted", map[string]any{"note": "a note of some length", "n": i}))
 	}
 	flushCommitted(t, s)
+	if got := len(allEvents(t, s, k)); got != n {
+		t.Fatalf("read back %d events, want %d", got, n)
+	}
 	heap := func() int64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -115,5 +119,29 @@ func TestRecordCacheCountsItsMemory(t *testing.T) {
 	held := before - heap()
 	if ratio := float64(held) / float64(counted); ratio < 0.9 || ratio > 1.1 {
 		t.Errorf("the cache holds %d bytes of %d records and counts %d (ratio %.2f)", held, n, counted, ratio)
+	}
+}
+
+// TestReadsFillTheRecordCache: commits leave the cache alone (the collector would mark whatever
+// it holds in each cycle, records nobody reads included); a replay fills it.
+func TestReadsFillTheRecordCache(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	k := key("item", "a")
+	for i := range 100 {
+		mustAppend(t, s, k, ev("was_noted", map[string]any{"n": i}))
+	}
+	flushCommitted(t, s)
+	cached := func() (n int64) {
+		for i := range s.cache.shards {
+			n += s.cache.shards[i].size
+		}
+		return n
+	}
+	if n := cached(); n != 0 {
+		t.Fatalf("after the commits the cache counts %d bytes, want 0", n)
+	}
+	allEvents(t, s, k)
+	if n := cached(); n == 0 {
+		t.Fatal("after a replay the cache is empty")
 	}
 }

@@ -611,9 +611,6 @@ func (s *Store) publishDurable(err error) {
 			s.ov.applyLocked(a, s.boltEntry, s.boltSpace)
 		}
 		s.ov.mu.Unlock()
-		for _, a := range items {
-			s.cache.put(a.rec)
-		}
 		select {
 		case s.indexSignal <- struct{}{}:
 		default:
