@@ -65,12 +65,15 @@ func applyGCDefault(getenv func(string) string) {
 // pairs each) stayed within the runs' spread. Sixteen processors did worse than eight (three
 // pairs).
 //
-// The spares cost tail latency. A garbage collection runs dedicated mark workers on a quarter of
-// the processors and idle ones on every other processor without work, so with eight processors
-// on 2 cores it takes both cores from the requests for the 30-50 ms of its mark phase; the
-// open-loop p99 of single writes at 16 connections falls in those windows. In five alternated
-// pairs, processors equal to the cores took that p99 from 48 to 20 ms (medians), and in three
-// pairs orders to new streams down by about a tenth, so the spares stay.
+// The spares cost tail latency while collections marked for long. A garbage collection runs
+// dedicated mark workers on a quarter of the processors and idle ones on every other processor
+// without work, so with eight processors on 2 cores it takes both cores from the requests while
+// it marks. When the record cache held every committed record, marks took 30-50 ms, and
+// processors equal to the cores took the open-loop p99 of single writes at 16 connections from
+// 48 to 20 ms (medians of five alternated pairs) and orders to new streams down by about a tenth
+// (three pairs). Since only reads fill that cache, marks are short: processors equal to the cores
+// gave that p99 as 11.1 and 4.6 ms against 5.1 and 4.6 ms, with 5-7% fewer writes (two pairs).
+// So the spares stay.
 const spareProcs = 6
 
 // applyProcsDefault runs spareProcs more Go processors than the runtime's default unless the
