@@ -29,9 +29,8 @@ var (
 	// records, so this means a record written by something else.
 	ErrBadRecord = errors.New("storage: undecodable log record")
 	// ErrBadIndex marks index.db content that does not decode, contradicts itself or places a
-	// record where the log holds another. The index
-	// is derived from the log: Open rebuilds an index it cannot load, and Check reports such
-	// content as ErrIndexMismatch.
+	// record where the log holds another. The index is derived from the log: Open rebuilds an
+	// index it cannot load, and Check reports such content as ErrIndexMismatch.
 	ErrBadIndex = errors.New("storage: undecodable index")
 )
 

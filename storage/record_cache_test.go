@@ -106,10 +106,7 @@ func TestRecordCacheCountsItsMemory(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return int64(ms.HeapAlloc)
 	}
-	var counted int64
-	for i := range s.cache.shards {
-		counted += s.cache.shards[i].size
-	}
+	counted := cachedBytes(s)
 	before := heap()
 	lsns := make([]uint64, 0, n)
 	for l := range uint64(n) {
@@ -131,17 +128,19 @@ func TestReadsFillTheRecordCache(t *testing.T) {
 		mustAppend(t, s, k, ev("was_noted", map[string]any{"n": i}))
 	}
 	flushCommitted(t, s)
-	cached := func() (n int64) {
-		for i := range s.cache.shards {
-			n += s.cache.shards[i].size
-		}
-		return n
-	}
-	if n := cached(); n != 0 {
+	if n := cachedBytes(s); n != 0 {
 		t.Fatalf("after the commits the cache counts %d bytes, want 0", n)
 	}
 	allEvents(t, s, k)
-	if n := cached(); n == 0 {
+	if n := cachedBytes(s); n == 0 {
 		t.Fatal("after a replay the cache is empty")
 	}
+}
+
+// cachedBytes is what s's record cache counts for the records it holds.
+func cachedBytes(s *Store) (n int64) {
+	for i := range s.cache.shards {
+		n += s.cache.shards[i].size
+	}
+	return n
 }
