@@ -281,3 +281,37 @@ func TestRecordPositionMisplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecordBlockDamaged cuts short the index's block of record positions that holds a stream's
+// only record: a read of the stream must blame the index (ErrBadIndex), not report the record
+// missing, as if a rewrite had dropped it.
+func TestRecordBlockDamaged(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	a, b := key("order", "a"), key("order", "b")
+	mustAppend(t, s, a, ev("was_placed", 1))
+	// Enough records after a's that the last one, which Open looks up, is in another block.
+	for i := range recordsPerBlock {
+		mustAppend(t, s, b, ev("was_noted", i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	updateIndex(t, dir, func(tx *bolt.Tx) error {
+		k, v := tx.Bucket(bucketRecords).Cursor().First()
+		return tx.Bucket(bucketRecords).Put(append([]byte(nil), k...), append([]byte(nil), v[:8]...))
+	})
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) || errors.Is(err, ErrNotFound) {
+		t.Errorf("read over a short block: got %v, want ErrBadIndex", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rebuild(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -243,7 +243,11 @@ func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
 		return pos, nil
 	}
 	err := s.view(func(tx *bolt.Tx) error {
-		if pos, ok = recordsOf(tx).get(lsn); !ok {
+		ri := recordsOf(tx)
+		if pos, ok = ri.get(lsn); !ok {
+			if err := ri.checkBlock(lsn); err != nil {
+				return err
+			}
 			return fmt.Errorf("%w: record %d", ErrNotFound, lsn)
 		}
 		return nil

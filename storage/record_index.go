@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/j17-go/j17/wal"
 	bolt "go.etcd.io/bbolt"
@@ -39,6 +40,16 @@ func blockPos(block []byte, lsn uint64) (wal.Pos, bool) {
 	}
 	v := binary.BigEndian.Uint64(block[recordSlot(lsn):])
 	return wal.PosFromUint64(v), v != 0
+}
+
+// checkBlock reports a block of lsn's that is not recordBlockSize long (ErrBadIndex), which get
+// takes for a block without records: a read that finds no position for a record its entries
+// point to tells index damage from a record a rewrite dropped.
+func (ri recordIndex) checkBlock(lsn uint64) error {
+	if block := ri.b.Get(recordBlockKey(lsn)); block != nil && len(block) != recordBlockSize {
+		return fmt.Errorf("%w: block of record %d is %d bytes long, not %d", ErrBadIndex, lsn, len(block), recordBlockSize)
+	}
+	return nil
 }
 
 // put sets the position of record lsn.
