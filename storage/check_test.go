@@ -245,73 +245,57 @@ func TestUndecodableIndex(t *testing.T) {
 	}
 }
 
-// TestRecordPositionMisplaced gives a record the position of another one in the index: the log
-// checksums what it reads there, so the read blames the index (ErrBadIndex), not the log.
-func TestRecordPositionMisplaced(t *testing.T) {
-	opts := testOptions()
-	s, dir := openChecked(t, opts)
-	a, b := key("order", "a"), key("order", "b")
-	mustAppend(t, s, a, ev("was_placed", 1))
-	mustAppend(t, s, b, ev("was_placed", 2))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
+// TestRecordPositionsDamaged damages the index's position of a stream's only record. The log
+// checksums what it reads, and a rewrite that drops a record changes its entries too, so a read
+// of the stream must blame the index (ErrBadIndex), neither the log (ErrBadRecord) nor a missing
+// record (ErrNotFound).
+func TestRecordPositionsDamaged(t *testing.T) {
+	cases := []struct {
+		name string
+		// more is how many records follow a's; the last is the one Open looks up.
+		more   int
+		tamper func(block []byte) []byte
+		not    error
+	}{
+		{"the position of the next record", 1, func(block []byte) []byte {
+			at := 0 // a's slot: the first one in use
+			for binary.BigEndian.Uint64(block[at:]) == 0 {
+				at += 8
+			}
+			copy(block[at:at+8], block[at+8:at+16])
+			return block
+		}, ErrBadRecord},
+		{"a block cut short", recordsPerBlock, func(block []byte) []byte { return block[:8] }, ErrNotFound},
 	}
-	updateIndex(t, dir, func(tx *bolt.Tx) error {
-		// The two records are the log's first: a's slot takes the next slot's position, b's.
-		k, v := tx.Bucket(bucketRecords).Cursor().First()
-		block := append([]byte(nil), v...)
-		at := 0
-		for binary.BigEndian.Uint64(block[at:]) == 0 {
-			at += 8
-		}
-		copy(block[at:at+8], block[at+8:at+16])
-		return tx.Bucket(bucketRecords).Put(append([]byte(nil), k...), block)
-	})
-	s, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) || errors.Is(err, ErrBadRecord) {
-		t.Errorf("read of a record at another's position: got %v, want ErrBadIndex", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := Rebuild(dir, opts); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestRecordBlockDamaged cuts short the index's block of record positions that holds a stream's
-// only record: a read of the stream must blame the index (ErrBadIndex), not report the record
-// missing, as if a rewrite had dropped it.
-func TestRecordBlockDamaged(t *testing.T) {
-	opts := testOptions()
-	s, dir := openChecked(t, opts)
-	a, b := key("order", "a"), key("order", "b")
-	mustAppend(t, s, a, ev("was_placed", 1))
-	// Enough records after a's that the last one, which Open looks up, is in another block.
-	for i := range recordsPerBlock {
-		mustAppend(t, s, b, ev("was_noted", i))
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	updateIndex(t, dir, func(tx *bolt.Tx) error {
-		k, v := tx.Bucket(bucketRecords).Cursor().First()
-		return tx.Bucket(bucketRecords).Put(append([]byte(nil), k...), append([]byte(nil), v[:8]...))
-	})
-	s, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) || errors.Is(err, ErrNotFound) {
-		t.Errorf("read over a short block: got %v, want ErrBadIndex", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := Rebuild(dir, opts); err != nil {
-		t.Fatal(err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := testOptions()
+			s, dir := openChecked(t, opts)
+			a, b := key("order", "a"), key("order", "b")
+			mustAppend(t, s, a, ev("was_placed", 1))
+			for i := range c.more {
+				mustAppend(t, s, b, ev("was_noted", i))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			updateIndex(t, dir, func(tx *bolt.Tx) error {
+				k, v := tx.Bucket(bucketRecords).Cursor().First()
+				return tx.Bucket(bucketRecords).Put(append([]byte(nil), k...), c.tamper(append([]byte(nil), v...)))
+			})
+			s, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) || errors.Is(err, c.not) {
+				t.Errorf("read of a: got %v, want ErrBadIndex", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := Rebuild(dir, opts); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
