@@ -410,7 +410,10 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 		if r := records[lsn]; r != nil {
 			return r, nil
 		}
-		pos, ok := recordsOf(tx).get(lsn)
+		pos, ok, err := recordsOf(tx).get(lsn)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: record %d is not in the log", ErrIndexMismatch, lsn)
 		}

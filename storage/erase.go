@@ -108,11 +108,10 @@ func (s *Store) holdersOf(keys map[string]bool, from, to uint64) ([]uint64, erro
 	for from < to {
 		var batch []uint64
 		err := s.view(func(tx *bolt.Tx) error {
-			recordsOf(tx).each(from+1, to, func(l uint64) bool {
+			return recordsOf(tx).each(from+1, to, func(l uint64) bool {
 				batch = append(batch, l)
 				return len(batch) < eraseScanBatch
 			})
-			return nil
 		})
 		if err != nil {
 			return nil, err

@@ -891,7 +891,11 @@ func (x *indexTx) addJob(r *record) error {
 	}
 	var present []uint64
 	for _, l := range r.superseded {
-		if x.records.has(l) {
+		ok, err := x.records.has(l)
+		if err != nil {
+			return err
+		}
+		if ok {
 			present = append(present, l)
 		}
 	}

@@ -184,7 +184,7 @@ func (s *Store) recordHints(es []entry) []recordHint {
 		s.view(func(tx *bolt.Tx) error {
 			ri := recordsOf(tx)
 			for _, i := range unindexed {
-				if pos, ok := ri.get(es[i].holder); ok {
+				if pos, ok, err := ri.get(es[i].holder); ok && err == nil {
 					hints[i] = recordHint{pos: pos, gen: gen, valid: true}
 				}
 			}
@@ -243,14 +243,11 @@ func (s *Store) recordPos(lsn uint64) (wal.Pos, error) {
 		return pos, nil
 	}
 	err := s.view(func(tx *bolt.Tx) error {
-		ri := recordsOf(tx)
-		if pos, ok = ri.get(lsn); !ok {
-			if err := ri.checkBlock(lsn); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: record %d", ErrNotFound, lsn)
+		var err error
+		if pos, ok, err = recordsOf(tx).get(lsn); err == nil && !ok {
+			err = fmt.Errorf("%w: record %d", ErrNotFound, lsn)
 		}
-		return nil
+		return err
 	})
 	return pos, err
 }

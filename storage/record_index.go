@@ -30,26 +30,27 @@ type recordIndex struct{ b *bolt.Bucket }
 func recordsOf(tx *bolt.Tx) recordIndex { return recordIndex{tx.Bucket(bucketRecords)} }
 
 // get returns the position of record lsn, if the record is in the log.
-func (ri recordIndex) get(lsn uint64) (wal.Pos, bool) {
+func (ri recordIndex) get(lsn uint64) (wal.Pos, bool, error) {
 	return blockPos(ri.b.Get(recordBlockKey(lsn)), lsn)
 }
 
-func blockPos(block []byte, lsn uint64) (wal.Pos, bool) {
+// blockPos returns lsn's position in its block, nil when the index has none. A block of another
+// length is damage (ErrBadIndex), not a block without records: taken for one, it made a read
+// report a record missing, as if a rewrite had dropped it, and the indexer overwrite the
+// positions it held.
+func blockPos(block []byte, lsn uint64) (wal.Pos, bool, error) {
+	if block == nil {
+		return wal.Pos{}, false, nil
+	}
 	if len(block) != recordBlockSize {
-		return wal.Pos{}, false
+		return wal.Pos{}, false, badBlock(lsn, block)
 	}
 	v := binary.BigEndian.Uint64(block[recordSlot(lsn):])
-	return wal.PosFromUint64(v), v != 0
+	return wal.PosFromUint64(v), v != 0, nil
 }
 
-// checkBlock reports a block of lsn's that is not recordBlockSize long (ErrBadIndex), which get
-// takes for a block without records: a read that finds no position for a record its entries
-// point to tells index damage from a record a rewrite dropped.
-func (ri recordIndex) checkBlock(lsn uint64) error {
-	if block := ri.b.Get(recordBlockKey(lsn)); block != nil && len(block) != recordBlockSize {
-		return fmt.Errorf("%w: block of record %d is %d bytes long, not %d", ErrBadIndex, lsn, len(block), recordBlockSize)
-	}
-	return nil
+func badBlock(lsn uint64, block []byte) error {
+	return fmt.Errorf("%w: block of record %d is %d bytes long, not %d", ErrBadIndex, lsn, len(block), recordBlockSize)
 }
 
 // put sets the position of record lsn.
@@ -64,8 +65,11 @@ func (ri recordIndex) put(lsn uint64, pos wal.Pos) error {
 // remove forgets record lsn; a block left without records is deleted.
 func (ri recordIndex) remove(lsn uint64) error {
 	old := ri.b.Get(recordBlockKey(lsn))
-	if len(old) != recordBlockSize {
+	if old == nil {
 		return nil
+	}
+	if len(old) != recordBlockSize {
+		return badBlock(lsn, old)
 	}
 	block := append([]byte(nil), old...)
 	binary.BigEndian.PutUint64(block[recordSlot(lsn):], 0)
@@ -79,15 +83,15 @@ func (ri recordIndex) remove(lsn uint64) error {
 
 // each calls fn with the lsns from..to (inclusive) whose records are in the log, in order, until
 // fn returns false.
-func (ri recordIndex) each(from, to uint64, fn func(lsn uint64) bool) {
+func (ri recordIndex) each(from, to uint64, fn func(lsn uint64) bool) error {
 	c := ri.b.Cursor()
 	for k, v := c.Seek(recordBlockKey(from)); k != nil; k, v = c.Next() {
 		first := binary.BigEndian.Uint64(k) * recordsPerBlock
 		if first > to {
-			return
+			return nil
 		}
 		if len(v) != recordBlockSize {
-			continue
+			return badBlock(first, v)
 		}
 		for i := range uint64(recordsPerBlock) {
 			l := first + i
@@ -95,10 +99,11 @@ func (ri recordIndex) each(from, to uint64, fn func(lsn uint64) bool) {
 				continue
 			}
 			if l > to || !fn(l) {
-				return
+				return nil
 			}
 		}
 	}
+	return nil
 }
 
 // recordBlocks gathers the indexer's record positions into whole blocks: the block being filled
@@ -115,8 +120,12 @@ func (rb *recordBlocks) set(lsn uint64, pos wal.Pos) error {
 		if err := rb.flush(); err != nil {
 			return err
 		}
+		old := rb.b.Get(recordBlockKey(lsn))
+		if old != nil && len(old) != recordBlockSize {
+			return badBlock(lsn, old)
+		}
 		rb.no, rb.buf = no, rb.alloc(recordBlockSize)[:recordBlockSize]
-		if old := rb.b.Get(recordBlockKey(lsn)); len(old) == recordBlockSize {
+		if old != nil {
 			copy(rb.buf, old)
 		} else {
 			clear(rb.buf)
@@ -138,11 +147,11 @@ func (rb *recordBlocks) flush() error {
 }
 
 // has reports whether record lsn is in the log as far as this transaction knows.
-func (rb *recordBlocks) has(lsn uint64) bool {
-	if rb.buf != nil && lsn/recordsPerBlock == rb.no {
-		_, ok := blockPos(rb.buf, lsn)
-		return ok
+func (rb *recordBlocks) has(lsn uint64) (bool, error) {
+	block := rb.buf
+	if block == nil || lsn/recordsPerBlock != rb.no {
+		block = rb.b.Get(recordBlockKey(lsn))
 	}
-	_, ok := recordIndex{rb.b}.get(lsn)
-	return ok
+	_, ok, err := blockPos(block, lsn)
+	return ok, err
 }

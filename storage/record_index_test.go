@@ -32,8 +32,9 @@ func TestRecordIndexModel(t *testing.T) {
 					return err
 				}
 				model[next] = p
-				if probe := rng.Uint64N(next + 2); x.records.has(probe) != (model[probe] != wal.Pos{}) {
-					t.Fatalf("seed %d, txn %d: has(%d) = %v", seed, txn, probe, !x.records.has(probe))
+				probe := rng.Uint64N(next + 2)
+				if has, err := x.records.has(probe); err != nil || has != (model[probe] != wal.Pos{}) {
+					t.Fatalf("seed %d, txn %d: has(%d) = %v, %v", seed, txn, probe, has, err)
 				}
 			}
 			if err := x.records.flush(); err != nil {
@@ -70,9 +71,9 @@ func TestRecordIndexModel(t *testing.T) {
 	err := db.View(func(tx *bolt.Tx) error {
 		ri := recordsOf(tx)
 		for l := uint64(0); l <= next+recordsPerBlock; l++ {
-			got, ok := ri.get(l)
-			if wantPos, wantOK := model[l]; got != wantPos || ok != wantOK {
-				t.Fatalf("seed %d: get(%d) = %v, %v; want %v, %v", seed, l, got, ok, wantPos, wantOK)
+			got, ok, err := ri.get(l)
+			if wantPos, wantOK := model[l]; got != wantPos || ok != wantOK || err != nil {
+				t.Fatalf("seed %d: get(%d) = %v, %v, %v; want %v, %v", seed, l, got, ok, err, wantPos, wantOK)
 			}
 		}
 		for range 200 {
@@ -80,10 +81,12 @@ func TestRecordIndexModel(t *testing.T) {
 			to := from + rng.Uint64N(4*recordsPerBlock)
 			limit := 1 + rng.IntN(50)
 			var got []uint64
-			ri.each(from, to, func(l uint64) bool {
+			if err := ri.each(from, to, func(l uint64) bool {
 				got = append(got, l)
 				return len(got) < limit
-			})
+			}); err != nil {
+				t.Fatalf("seed %d: each(%d, %d): %v", seed, from, to, err)
+			}
 			var exp []uint64
 			for _, l := range want {
 				if l >= from && l <= to && len(exp) < limit {

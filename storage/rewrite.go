@@ -230,7 +230,11 @@ func (s *Store) runJob(j job) error {
 	err := s.view(func(tx *bolt.Tx) error {
 		ri := recordsOf(tx)
 		for _, x := range j.drop {
-			if pos, ok := ri.get(x); ok {
+			pos, ok, err := ri.get(x)
+			if err != nil {
+				return err
+			}
+			if ok {
 				segs[pos.Seg] = true
 			}
 		}
@@ -409,7 +413,11 @@ func (s *Store) compactSegment(seg uint32, dropList []uint64, drop map[uint64]bo
 			if _, kept := moved[l]; kept {
 				continue
 			}
-			if pos, ok := ri.get(l); ok && pos.Seg == seg {
+			pos, ok, err := ri.get(l)
+			if err != nil {
+				return err
+			}
+			if ok && pos.Seg == seg {
 				if err := ri.remove(l); err != nil {
 					return err
 				}

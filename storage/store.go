@@ -326,8 +326,8 @@ func indexAhead(db *bolt.DB, w *wal.Log) (bool, error) {
 		if wm, err = readWatermark(tx); err != nil {
 			return err
 		}
-		pos, found = recordsOf(tx).get(wm.lsn)
-		return nil
+		pos, found, err = recordsOf(tx).get(wm.lsn)
+		return err
 	})
 	if err != nil || wm.lsn == 0 {
 		return false, err
@@ -488,7 +488,14 @@ func repairCompactions(db *bolt.DB, w *wal.Log) error {
 			// A dropped record that the segment no longer holds is gone; records of the same job
 			// in other segments are left for the job to compact.
 			for _, l := range drops[i] {
-				if pos, ok := ri.get(l); seen[l] || !ok || pos.Seg != seg {
+				if seen[l] {
+					continue
+				}
+				pos, ok, err := ri.get(l)
+				if err != nil {
+					return err
+				}
+				if !ok || pos.Seg != seg {
 					continue
 				}
 				if err := ri.remove(l); err != nil {
