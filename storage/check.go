@@ -144,23 +144,27 @@ func copyFile(src, dst string) error {
 // compareIndexes reports the first difference between two indexes of one log. Stream numbers
 // depend on the records the log held when each stream was first indexed, and compaction drops
 // records, so a live index and a rebuild may number streams differently; and how many names are
-// merged, and where the runs of a stream's events begin, depend on where transactions began.
-// Streams are compared by key, through the names bucket and the recent names, their heads through
-// the numbers and their events entry by entry; everything else byte for byte.
+// merged, where the runs of a stream's events begin and which of them the tails hold, depend on
+// where transactions began. Streams are compared by key, through the names bucket and the recent
+// names, their heads through the numbers and their events entry by entry; everything else byte
+// for byte.
 func compareIndexes(a, b *bolt.DB) error {
 	return a.View(func(ta *bolt.Tx) error {
 		return b.View(func(tb *bolt.Tx) error {
 			for _, name := range allBuckets {
 				var err error
 				switch {
-				case bytes.Equal(name, bucketEvents), bytes.Equal(name, bucketNames), bytes.Equal(name, bucketHeadRuns):
+				case bytes.Equal(name, bucketEvents), bytes.Equal(name, bucketTails), bytes.Equal(name, bucketNames), bytes.Equal(name, bucketHeadRuns):
 					continue // compared stream by stream with the heads
 				case bytes.Equal(name, bucketHeads):
 					err = compareStreams(ta, tb)
 				case bytes.Equal(name, bucketMeta):
 					err = compareBucket(name, ta.Bucket(name), tb.Bucket(name), func(k, v []byte) []byte {
-						if bytes.Equal(k, metaStateKey) && len(v) == watermarkSize {
+						switch {
+						case bytes.Equal(k, metaStateKey) && len(v) == watermarkSize:
 							return v[:watermarkLogSize] // without the counts of numbers and names
+						case bytes.Equal(k, metaTailsKey):
+							return nil // which transactions' runs the tails hold
 						}
 						return v
 					})
@@ -209,7 +213,14 @@ func compareStreams(ta, tb *bolt.Tx) error {
 	}
 	ha, hb := ta.Bucket(bucketHeads), tb.Bucket(bucketHeads)
 	ra, rb := ta.Bucket(bucketHeadRuns), tb.Bucket(bucketHeadRuns)
-	ea, eb := ta.Bucket(bucketEvents), tb.Bucket(bucketEvents)
+	ea, err := eventRunsOf(ta)
+	if err != nil {
+		return err
+	}
+	eb, err := eventRunsOf(tb)
+	if err != nil {
+		return err
+	}
 	var streams, runsA, runsB int
 	for {
 		ka, noA, okA, err := sa.next()
@@ -253,7 +264,7 @@ func compareStreams(ta, tb *bolt.Tx) error {
 	if na != streams || nb != streams {
 		return fmt.Errorf("%w: bucket heads: index holds %d heads and rebuild %d, of %d named streams", ErrIndexMismatch, na, nb, streams)
 	}
-	if na, nb := ea.Stats().KeyN, eb.Stats().KeyN; na != runsA || nb != runsB {
+	if na, nb := ea.keys(), eb.keys(); na != runsA || nb != runsB {
 		return fmt.Errorf("%w: bucket events: index holds %d runs of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, runsA, na, runsB, nb)
 	}
 	return nil
@@ -276,7 +287,7 @@ func countHeads(tx *bolt.Tx) (int, error) {
 // compareEvents compares the entries of stream k, numbered noA in one index and noB in the other,
 // event by event (the two may cut them into different runs), and adds the runs it saw to the
 // counts.
-func compareEvents(k []byte, ea, eb *bolt.Bucket, noA, noB uint64, runsA, runsB *int) error {
+func compareEvents(k []byte, ea, eb eventRuns, noA, noB uint64, runsA, runsB *int) error {
 	wa, err := walkRuns(ea, noA, 0)
 	if err != nil {
 		return err
@@ -429,7 +440,10 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 		return r, nil
 	}
 	return db.View(func(tx *bolt.Tx) error {
-		eb := tx.Bucket(bucketEvents)
+		runs, err := eventRunsOf(tx)
+		if err != nil {
+			return err
+		}
 		return forEachHead(tx, 1, func(no uint64, hv []byte) error {
 			var h head
 			if err := h.unmarshal(u64Key(no), hv); err != nil {
@@ -445,7 +459,7 @@ func verifyChains(db *bolt.DB, w *wal.Log) error {
 				if h.Length == 1 {
 					e = h.onlyEntry(headOnly(hv))
 				} else {
-					v, err := entryAt(eb, h.no, idx)
+					v, err := entryAt(runs, h.no, idx)
 					if err != nil {
 						return err
 					}

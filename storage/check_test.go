@@ -206,6 +206,18 @@ func TestUndecodableIndex(t *testing.T) {
 			k, v := tx.Bucket(bucketEvents).Cursor().First()
 			return tx.Bucket(bucketEvents).Put(append([]byte(nil), k...), append([]byte(nil), v[:len(v)-1]...))
 		}, false},
+		{"tails run of a partial entry", func(tx *bolt.Tx) error {
+			k, v := tx.Bucket(bucketTails).Cursor().First()
+			return tx.Bucket(bucketTails).Put(append([]byte(nil), k...), append([]byte(nil), v[:len(v)-1]...))
+		}, false},
+		{"tails key of the wrong size", func(tx *bolt.Tx) error {
+			k, v := tx.Bucket(bucketTails).Cursor().First()
+			return tx.Bucket(bucketTails).Put(append(append([]byte(nil), k...), 0), append([]byte(nil), v...))
+		}, false},
+		{"tails span of the wrong size", func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketMeta).Get(metaTailsKey)
+			return tx.Bucket(bucketMeta).Put(metaTailsKey, append([]byte(nil), v[:len(v)-1]...))
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,6 +227,9 @@ func TestUndecodableIndex(t *testing.T) {
 			a, b := key("order", "a"), key("order", "b")
 			mustAppend(t, s, a, ev("was_placed", 1), ev("was_paid", 2))
 			mustAppend(t, s, b, ev("was_placed", 3))
+			flushCommitted(t, s)
+			// An append to a stream of an earlier index transaction: its entry goes to the tails.
+			mustAppend(t, s, a, ev("was_shipped", 4))
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +242,7 @@ func TestUndecodableIndex(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			if c.loaded {
-				if got := allEvents(t, s, a); len(got) != 2 || got[1].Type != "was_paid" {
+				if got := allEvents(t, s, a); len(got) != 3 || got[2].Type != "was_shipped" {
 					t.Errorf("after the rebuild: events of %s: %v", a, got)
 				}
 			} else if err := s.Range(a, 1, ^uint64(0), func(Event) error { return nil }); !errors.Is(err, ErrBadIndex) {

@@ -336,14 +336,7 @@ func TestStreamIDsIncreaseWhenClockStepsBack(t *testing.T) {
 		}
 	}
 	// The last id survives a restart: a reopened store continues after it.
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := reopen(t, s, dir, opts)
 	res, err := appendOne(s2, k, Expect{Kind: Skip}, ev("c", 1))
 	if err != nil {
 		t.Fatal(err)

@@ -45,8 +45,9 @@
 //   - The index is derived: applying the log's records in order to an empty index (Rebuild) gives
 //     the index the store maintains, up to the numbers streams get, how many of their names
 //     have been merged into the names bucket, and in which runs, where the runs of a stream's
-//     events begin, and which streams' heads have a key of their own beside their entry in a
-//     run of heads; Check verifies this and every chain.
+//     events begin and which of them wait in the tails (tail_runs.go), and which streams' heads
+//     have a key of their own beside their entry in a run of heads; Check verifies this and
+//     every chain.
 //   - Erasure is real: Rewrite returns after the records that held the old events are gone from
 //     every file of the log, the stream's snapshot is deleted and the read cache evicted. Erase
 //     returns after the records that held any older value of its record-space keys are gone from
@@ -72,7 +73,9 @@
 // its keys in key order. The log's fsyncs still slow down while a transaction is written (each
 // flushes the disk's cache, index pages included, most likely): over orders to 10,000 inventory
 // streams, 288 of the 318 log fsyncs above 3 ms in a 24 s run fell inside index transactions,
-// which filled 38% of it; with the indexer's thread at I/O class idle, 271 (one run each). Once the
+// which filled 38% of it; with the indexer's thread at I/O class idle, 271 (one run each). Runs
+// appended to streams written before now wait in the tails bucket and reach their streams' pages
+// once per eight transactions (tail_runs.go), which halved the pages written there. Once the
 // overlay holds 16 batches' worth of entries, a commit (or a rewrite job's carry) waits for the
 // indexer before it is written, so a write load the indexer cannot keep up with slows writers
 // down instead of growing memory without bound.

@@ -14,8 +14,10 @@ import (
 // where there were one key and one bbolt Put per event there is one per stream and transaction:
 // under orders over a catalog of inventory streams each transaction appends about a dozen events
 // to each stream, and runs took a tenth of the CPU off each order in process, less in the server
-// (see store.go's indexTxMax for the measurements). Where runs start depends on the transactions,
-// so a live index and a rebuild may cut a stream into different runs; Check compares entries.
+// (see store.go's indexTxMax for the measurements). A transaction's runs of streams numbered
+// before it go to the tails bucket first (tail_runs.go), and reach this one a few transactions
+// later. Where runs start and which of them are in the tails depends on the transactions, so a
+// live index and a rebuild may cut a stream into different runs; Check compares entries.
 
 // maxRunEntries bounds a run, so that replacing one entry (a carry, a rewrite) copies at most this
 // many; 256 entries take 19 KiB.
@@ -90,22 +92,37 @@ func scanRun(c *bolt.Cursor, no, idx uint64) ([]byte, []byte) {
 	return nil, nil
 }
 
-// entryAt returns the entry of event idx of stream no from the events bucket, or nil. The bytes
-// are bbolt's: valid until the transaction changes the bucket or ends.
-func entryAt(b *bolt.Bucket, no, idx uint64) ([]byte, error) {
-	k, v := seekRun(b.Cursor(), no, idx)
-	if k == nil {
-		return nil, nil
+// entryAt returns the entry of event idx of stream no from the events bucket or the tails, or
+// nil. The bytes are bbolt's: valid until the transaction changes the buckets or ends.
+func entryAt(r eventRuns, no, idx uint64) ([]byte, error) {
+	k, v := seekRun(r.events.Cursor(), no, idx)
+	if k != nil {
+		if err := checkRun(k, v); err != nil {
+			return nil, err
+		}
+		if _, first := runOf(k); idx >= first {
+			at := (idx - first) * entrySize
+			return v[at : at+entrySize], nil
+		}
 	}
-	if err := checkRun(k, v); err != nil {
-		return nil, err
+	// Newest first: the events read most are a stream's last ones.
+	c := r.tails.Cursor()
+	for epoch := r.span.hi; epoch >= r.span.lo && epoch > 0; epoch-- {
+		for k, v := seekTail(c, epoch, no, idx); k != nil; k, v = c.Next() {
+			if err := checkTail(k, v); err != nil {
+				return nil, err
+			}
+			e, kno, first := tailOf(k)
+			if e != epoch || kno != no || first > idx {
+				break
+			}
+			if first+runLen(v) > idx {
+				at := (idx - first) * entrySize
+				return v[at : at+entrySize], nil
+			}
+		}
 	}
-	_, first := runOf(k)
-	if idx < first {
-		return nil, nil
-	}
-	at := (idx - first) * entrySize
-	return v[at : at+entrySize], nil
+	return nil, nil
 }
 
 // putRun writes the entries of events first, first+1, ... of stream no (at most maxRunEntries),
@@ -114,6 +131,10 @@ func entryAt(b *bolt.Bucket, no, idx uint64) ([]byte, error) {
 // bucket holds nothing of the stream from first on (appends), fresh says so and spares the search.
 func (x *indexTx) putRun(no, first uint64, entries []byte, fresh bool) error {
 	if !fresh {
+		// The entries it replaces may be in the tails: cutRuns looks in the events bucket alone.
+		if err := x.mergeTails(); err != nil {
+			return err
+		}
 		if err := x.cutRuns(no, first, first+runLen(entries)-1); err != nil {
 			return err
 		}
@@ -162,10 +183,14 @@ func (x *indexTx) cutRuns(no, from, to uint64) error {
 	return nil
 }
 
-// runEntries walks the entries of one stream's runs in index order.
+// runEntries walks the entries of one stream's runs in index order: those of the events bucket,
+// then those of each epoch of the tails.
 type runEntries struct {
-	c     *bolt.Cursor
+	r     eventRuns
+	c     *bolt.Cursor // on the events bucket, then on the tails
 	no    uint64
+	from  uint64
+	epoch uint64 // 0 while the walk is in the events bucket, then the epoch of the tails it is in
 	first uint64 // index of the run's first entry
 	run   []byte // the current run's value; nil when the walk is over
 	at    uint64 // offset of the next entry in run, in entries
@@ -173,33 +198,65 @@ type runEntries struct {
 }
 
 // walkRuns starts a walk of stream no's entries at event from.
-func walkRuns(b *bolt.Bucket, no, from uint64) (*runEntries, error) {
-	w := &runEntries{c: b.Cursor(), no: no}
-	k, v := seekRun(w.c, no, from)
-	if err := w.enter(k, v); err != nil {
+func walkRuns(r eventRuns, no, from uint64) (*runEntries, error) {
+	w := &runEntries{r: r, c: r.events.Cursor(), no: no, from: from}
+	if err := w.enter(seekRun(w.c, no, from)); err != nil {
 		return nil, err
-	}
-	if w.run != nil && from > w.first {
-		w.at = from - w.first
 	}
 	return w, nil
 }
 
+// enter makes k, v the current run if it is one of the stream's in the part of the index the walk
+// is in, or else the stream's first run in the next epoch of the tails that has one; the walk is
+// over when none has.
 func (w *runEntries) enter(k, v []byte) error {
 	w.run, w.at = nil, 0
+	for {
+		ok, err := w.isRun(k, v)
+		if err != nil || ok {
+			return err
+		}
+		switch {
+		case w.epoch == 0 && !w.r.span.empty():
+			w.epoch, w.c = w.r.span.lo, w.r.tails.Cursor()
+		case w.epoch != 0 && w.epoch < w.r.span.hi:
+			w.epoch++
+		default:
+			return nil
+		}
+		k, v = seekTail(w.c, w.epoch, w.no, w.from)
+	}
+}
+
+// isRun takes k, v as the current run if it is one of the stream's where the walk is.
+func (w *runEntries) isRun(k, v []byte) (bool, error) {
 	if k == nil {
-		return nil
+		return false, nil
 	}
-	if no, _ := runOf(k); no != w.no {
-		return nil
+	if w.epoch == 0 {
+		if no, _ := runOf(k); no != w.no {
+			return false, nil
+		}
+		if err := checkRun(k, v); err != nil {
+			return false, err
+		}
+		_, w.first = runOf(k)
+	} else {
+		if err := checkTail(k, v); err != nil {
+			return false, err
+		}
+		epoch, no, first := tailOf(k)
+		if epoch != w.epoch || no != w.no {
+			return false, nil
+		}
+		w.first = first
 	}
-	if err := checkRun(k, v); err != nil {
-		return err
-	}
-	_, w.first = runOf(k)
 	w.run = v
 	w.runs++
-	return nil
+	if w.from > w.first {
+		w.at = min(w.from-w.first, runLen(v))
+	}
+	return true, nil
 }
 
 // next returns the next entry and its event index; ok is false at the end of the stream's runs.

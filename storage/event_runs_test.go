@@ -37,13 +37,20 @@ func eventRunsModel(t *testing.T, seed uint64) {
 	for no := range model {
 		model[no] = map[uint64]uint64{}
 	}
-	put := uint64(0)
+	put, numbered := uint64(0), uint64(0)
 	for txn := range 200 {
 		err := db.Update(func(tx *bolt.Tx) error {
 			x, err := newIndexTx(tx, nil, nil, namesMergeMin, newKnownStreams().hashKey)
 			if err != nil {
 				return err
 			}
+			// Appends to the streams numbered before the transaction go to the tails, to the
+			// others to the events bucket. The streams count as numbered one by one, as the
+			// index numbers new streams.
+			if numbered < streams && rng.IntN(20) == 0 {
+				numbered++
+			}
+			x.numberedBefore = numbered
 			for range 1 + rng.IntN(4) {
 				no := 1 + rng.Uint64N(streams)
 				var first uint64
@@ -62,21 +69,27 @@ func eventRunsModel(t *testing.T, seed uint64) {
 					run = append(run, e...)
 					model[no][first+i] = put
 				}
-				if err := x.putRun(no, first, run, first > lengths[no]); err != nil {
+				if err := x.writeRun(no, first, run, first > lengths[no]); err != nil {
 					return err
 				}
 				lengths[no] = max(lengths[no], first+n-1)
 			}
-			return nil
+			return x.finish()
 		})
 		if err != nil {
 			t.Fatalf("seed %d, txn %d: %v", seed, txn, err)
 		}
 		err = db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketEvents)
+			runs, err := eventRunsOf(tx)
+			if err != nil {
+				return err
+			}
+			if runs.span.hi+1-runs.span.lo > tailEpochs {
+				t.Fatalf("seed %d, txn %d: the tails hold epochs %d..%d", seed, txn, runs.span.lo, runs.span.hi)
+			}
 			for no := uint64(1); no <= streams; no++ {
 				from := 1 + rng.Uint64N(lengths[no]+1)
-				w, err := walkRuns(b, no, from)
+				w, err := walkRuns(runs, no, from)
 				if err != nil {
 					return err
 				}
@@ -100,7 +113,7 @@ func eventRunsModel(t *testing.T, seed uint64) {
 				}
 				for range 5 {
 					idx := rng.Uint64N(lengths[no] + 2)
-					e, err := entryAt(b, no, idx)
+					e, err := entryAt(runs, no, idx)
 					if err != nil {
 						return err
 					}
@@ -109,9 +122,13 @@ func eventRunsModel(t *testing.T, seed uint64) {
 					}
 				}
 			}
-			// Runs in key order: each starts after the end of the one before it in its stream.
+			// Runs in key order: each starts after the end of the one before it in its stream
+			// (the walks above found the tails' runs after these, in order).
+			if err := runs.tails.ForEach(checkTail); err != nil {
+				return err
+			}
 			var lastNo, end uint64
-			return b.ForEach(func(k, v []byte) error {
+			return runs.events.ForEach(func(k, v []byte) error {
 				no, first := runOf(k)
 				if err := checkRun(k, v); err != nil {
 					return err

@@ -32,6 +32,20 @@ func openChecked(t testing.TB, opts Options) (*Store, string) {
 	return s, dir
 }
 
+// reopen closes s and opens the store in dir again, to be closed when the test ends.
+func reopen(t testing.TB, s *Store, dir string, opts Options) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	return s2
+}
+
 // updateIndex applies fn in one transaction to the index of the closed store in dir.
 func updateIndex(t testing.TB, dir string, fn func(*bolt.Tx) error) {
 	t.Helper()

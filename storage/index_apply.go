@@ -15,9 +15,19 @@ import (
 // indexTx is one bbolt write transaction applying records in log order. The same code serves the
 // background indexer, the catch-up at open and Rebuild, which is why the index equals a rebuild.
 type indexTx struct {
-	meta, headRuns, heads, names, events, space, jobs *bolt.Bucket
-	records                                           recordBlocks
-	wm                                                watermark
+	tx                                                       *bolt.Tx
+	meta, headRuns, heads, names, events, tails, space, jobs *bolt.Bucket
+	records                                                  recordBlocks
+	wm                                                       watermark
+	// numberedBefore is the count of stream numbers handed out before the transaction: runs
+	// appended to those streams go to the tails (tail_runs.go), those of streams it numbers to
+	// the right edge of the events bucket. tailSpan is the tails' span of epochs, epoch the one
+	// of this transaction's tail runs (0 until it writes one), and tailsChanged says that finish
+	// must write the span.
+	numberedBefore uint64
+	tailSpan       tailSpan
+	epoch          uint64
+	tailsChanged   bool
 	// recent holds the names not yet merged into the names bucket, as of the transaction's start
 	// (the caller adds newNames to it once the transaction commits, see committed); mergeMin is
 	// the least number of recent names that makes finish merge them.
@@ -205,6 +215,9 @@ func createBuckets(tx *bolt.Tx) error {
 	}
 	meta := tx.Bucket(bucketMeta)
 	if meta.Get(metaStateKey) == nil && meta.Get(metaFormatKey) == nil {
+		if err := meta.Put(metaTailsKey, emptyTails.marshal()); err != nil {
+			return err
+		}
 		return meta.Put(metaFormatKey, u64Key(indexFormat))
 	}
 	return nil
@@ -236,11 +249,15 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int
 	if err != nil {
 		return nil, err
 	}
+	span, err := readTailSpan(tx.Bucket(bucketMeta))
+	if err != nil {
+		return nil, err
+	}
 	x := &indexTx{
-		wm:     wm,
+		tx: tx, wm: wm, numberedBefore: wm.streams, tailSpan: span,
 		recent: recent, mergeMin: mergeMin, hashKey: hashKey,
 		meta: tx.Bucket(bucketMeta), headRuns: tx.Bucket(bucketHeadRuns), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
-		events: tx.Bucket(bucketEvents), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
+		events: tx.Bucket(bucketEvents), tails: tx.Bucket(bucketTails), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
 	if sc != nil {
 		x.pendingEvents, x.pendingSpace, x.known, x.numbered, x.txHeads = sc.pendingEvents, sc.pendingSpace, sc.known, sc.numbered, sc.txHeads
@@ -257,6 +274,7 @@ func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int
 	// catalog of 10,000 streams, in process, took about 6% more CPU at half).
 	x.records.b.FillPercent = 1.0
 	x.events.FillPercent = 1.0
+	x.tails.FillPercent = 1.0
 	x.headRuns.FillPercent = 1.0
 	x.heads.FillPercent = 1.0
 	return x, nil
@@ -291,6 +309,11 @@ func (x *indexTx) finish() error {
 	x.space.FillPercent = spaceFill(x.spacePuts, x.orderedPuts)
 	if err := x.records.flush(); err != nil {
 		return err
+	}
+	if x.tailsChanged {
+		if err := x.meta.Put(metaTailsKey, x.tailSpan.marshal()); err != nil {
+			return err
+		}
 	}
 	return x.meta.Put(metaStateKey, x.wm.marshal())
 }
@@ -488,7 +511,7 @@ func (x *indexTx) flushPending() error {
 			}
 			run = append(run, pe[i].v...)
 		}
-		if err := x.putRun(h.no, first, run, first > h.bucketEnd); err != nil {
+		if err := x.writeRun(h.no, first, run, first > h.bucketEnd); err != nil {
 			return err
 		}
 		h.bucketEnd = max(h.bucketEnd, first+n-1)
@@ -850,7 +873,7 @@ func (x *indexTx) carriesOlder(r *record, h *txHead, idx uint64) (bool, error) {
 	if err := x.flushPending(); err != nil {
 		return false, err
 	}
-	b, err := entryAt(x.events, h.no, idx)
+	b, err := entryAt(eventRuns{events: x.events, tails: x.tails, span: x.tailSpan}, h.no, idx)
 	if err != nil || b == nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 // is derived data, so open rebuilds an index of another format from the log.
 //
 //	meta       "format" -> indexFormat (8B)
+//	           "tails" -> the epochs the tails bucket holds runs of, lo 8B | hi 8B (none when lo > hi)
 //	           "state" -> watermark: seg 4B | last applied lsn 8B | last sid ms 8B | seq 8B |
 //	           stream numbers handed out 8B | stream numbers whose names are merged 8B
 //	headRuns   the number of a run's first stream (8B BE) -> the heads of that stream and of
@@ -27,6 +28,8 @@ import (
 //	events     stream number(8B BE) index(8B BE) -> a run of entries, of that event and of those that
 //	           follow it (up to 256; event_runs.go), each holder lsn 8B | eff 8B | ordinal 4B |
 //	           sid 16B | ts 8B | hash 32B, for the events of streams of two or more events
+//	tails      epoch(8B BE) stream number(8B BE) index(8B BE) -> a run, as in events, appended to a
+//	           stream numbered before the transaction of that epoch (tail_runs.go)
 //	records    lsn/64 (8B BE) -> 64 positions 8B each (wal.Pos.Uint64; 0: not in the log), see
 //	           record_index.go
 //	space      space 0 key -> live 1B | eff 8B | holder lsn 8B | value
@@ -53,15 +56,17 @@ var (
 	bucketHeadRuns   = []byte("headRuns")
 	bucketNames      = []byte("names")
 	bucketEvents     = []byte("events")
+	bucketTails      = []byte("tails")
 	bucketRecords    = []byte("records")
 	bucketSpace      = []byte("space")
 	bucketJobs       = []byte("jobs")
 	bucketCompacting = []byte("compacting")
 
-	allBuckets = [][]byte{bucketMeta, bucketHeadRuns, bucketHeads, bucketNames, bucketEvents, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
+	allBuckets = [][]byte{bucketMeta, bucketHeadRuns, bucketHeads, bucketNames, bucketEvents, bucketTails, bucketRecords, bucketSpace, bucketJobs, bucketCompacting}
 
 	metaStateKey  = []byte("state")
 	metaFormatKey = []byte("format")
+	metaTailsKey  = []byte("tails")
 )
 
 // indexFormat numbers the layout above. Format 1 keyed events by stream key and kept a separate
@@ -69,8 +74,8 @@ var (
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
 // each merge; format 5 kept a key per name in its run; format 6 kept the entry of every event,
 // a stream's only one included, in the events bucket; format 7 kept one key per event there;
-// format 8 kept a heads key for every stream.
-const indexFormat = 9
+// format 8 kept a heads key for every stream; format 9 put every run in the events bucket.
+const indexFormat = 10
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

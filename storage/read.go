@@ -85,7 +85,11 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 		if no == 0 {
 			return nil
 		}
-		w, err := walkRuns(tx.Bucket(bucketEvents), no, from)
+		runs, err := eventRunsOf(tx)
+		if err != nil {
+			return err
+		}
+		w, err := walkRuns(runs, no, from)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,112 @@
+package storage
+
+import (
+	"fmt"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestTailRuns appends to streams written before, one index transaction per round: the runs
+// gather in the tails, one epoch per transaction, until the transaction after tailEpochs of them
+// moves them to the events bucket; a rewrite moves them at once. Every stream reads back whole,
+// from its middle and event by event after each round and after reopening, and the index equals
+// a rebuild (openChecked).
+func TestTailRuns(t *testing.T) {
+	opts := testOptions()
+	s, dir := openChecked(t, opts)
+	const streams = 5
+	keys := make([]StreamKey, streams)
+	want := make([][]string, streams)
+	for i := range keys {
+		keys[i] = key("t", fmt.Sprint(i))
+	}
+	round := func(r int) {
+		t.Helper()
+		for i, k := range keys {
+			var batch []NewEvent
+			for range 1 + (r+i)%3 {
+				v := r*1000 + len(want[i])
+				batch = append(batch, ev("added", v))
+				want[i] = append(want[i], dataOf(Event{Type: "added", Data: []byte(fmt.Sprint(v))}))
+			}
+			mustAppend(t, s, k, batch...)
+		}
+		flushCommitted(t, s)
+	}
+	span := func() tailSpan {
+		t.Helper()
+		var sp tailSpan
+		if err := s.view(func(tx *bolt.Tx) (err error) {
+			sp, err = readTailSpan(tx.Bucket(bucketMeta))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return sp
+	}
+	check := func(s *Store, step string) {
+		t.Helper()
+		for i, k := range keys {
+			got := allEvents(t, s, k)
+			if len(got) != len(want[i]) {
+				t.Fatalf("%s: %s: %d events, want %d", step, k, len(got), len(want[i]))
+			}
+			for j, e := range got {
+				if dataOf(e) != want[i][j] {
+					t.Fatalf("%s: %s event %d is %s, want %s", step, k, j+1, dataOf(e), want[i][j])
+				}
+			}
+			from := uint64(len(want[i])/2 + 1)
+			n := 0
+			if err := s.Range(k, from, ^uint64(0), func(e Event) error {
+				if dataOf(e) != want[i][int(from)-1+n] {
+					t.Fatalf("%s: %s from %d: event %d is %s, want %s", step, k, from, int(from)+n, dataOf(e), want[i][int(from)-1+n])
+				}
+				n++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if n != len(want[i])-int(from)+1 {
+				t.Fatalf("%s: %s from %d: %d events, want %d", step, k, from, n, len(want[i])-int(from)+1)
+			}
+			for idx := range uint64(len(want[i])) {
+				if e, err := s.Event(k, idx+1); err != nil || dataOf(e) != want[i][idx] {
+					t.Fatalf("%s: %s event %d: %s, %v; want %s", step, k, idx+1, dataOf(e), err, want[i][idx])
+				}
+			}
+		}
+	}
+
+	round(0) // numbers the streams: runs of this transaction go to the events bucket
+	if sp := span(); !sp.empty() {
+		t.Fatalf("after the streams' first transaction the tails hold epochs %d..%d", sp.lo, sp.hi)
+	}
+	check(s, "round 0")
+	for r := 1; r <= 2*tailEpochs+1; r++ {
+		round(r)
+		sp := span()
+		if epochs, want := sp.hi+1-sp.lo, uint64((r-1)%tailEpochs+1); epochs != want {
+			t.Fatalf("after round %d the tails hold %d epochs (%d..%d), want %d", r, epochs, sp.lo, sp.hi, want)
+		}
+		check(s, fmt.Sprintf("round %d", r))
+	}
+
+	if _, err := s.Rewrite(keys[0], func(e Event) (NewEvent, error) {
+		return NewEvent{Type: "redacted", Data: e.Data, Metadata: e.Metadata, Timestamp: e.Timestamp}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for j := range want[0] {
+		want[0][j] = "redacted" + want[0][j][len("added"):]
+	}
+	flushCommitted(t, s)
+	if sp := span(); !sp.empty() {
+		t.Fatalf("after a rewrite the tails hold epochs %d..%d", sp.lo, sp.hi)
+	}
+	check(s, "rewritten")
+	round(2*tailEpochs + 2)
+	check(s, "appended after the rewrite")
+	check(reopen(t, s, dir, opts), "reopened")
+}
