@@ -178,7 +178,9 @@ func TestUndecodableIndex(t *testing.T) {
 		loaded bool
 	}{
 		{"head without a stream key", func(tx *bolt.Tx) error {
-			k, v := tx.Bucket(bucketHeadRuns).Cursor().First()
+			// The last run's last head is b's, which has no key of its own to take precedence (a's
+			// has, after its third event).
+			k, v := tx.Bucket(bucketHeadRuns).Cursor().Last()
 			tampered := append([]byte(nil), v...)
 			// The last head of the run ends the value with its stream key, type 0 id.
 			for i := len(tampered) - 1; i >= 0; i-- {
