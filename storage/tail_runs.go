@@ -21,8 +21,10 @@ import (
 // tailEpochs transactions.
 //
 // Measured over those orders (bench/'s map/items=10/catalog=10000, 16 connections, alternated
-// 4 s runs against the layout without tails): 3.6 to 7.0% more orders/s in three pairs, an
-// open-loop p99 of 12 to 24 ms against 18 to 47, and a peak of 335 to 386 MB against 530 to 601.
+// 4 and 5 s runs against the layout without tails): 1.5 to 17.5% more orders/s in nine pairs
+// (about 6% in the median), an open-loop p99 of 12 to 29 ms against 18 to 73 (lower in eight),
+// and a peak of 335 to 517 MB against 530 to 801. Run after the orders to new streams on the same
+// server, as make bench runs it: -14 to +13% in seven pairs, five of them in favour.
 // Index transactions wrote 137,000 pages in two 5 s runs against 267,000, while the runs placed
 // 8 to 14% more orders. A merge still writes as many pages as a transaction did before (up to
 // 16,700), and the log's fsyncs above 5 ms were as many (44 against 46): they come from the
