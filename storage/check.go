@@ -265,7 +265,7 @@ func compareStreams(ta, tb *bolt.Tx) error {
 		return fmt.Errorf("%w: bucket heads: index holds %d heads and rebuild %d, of %d named streams", ErrIndexMismatch, na, nb, streams)
 	}
 	if na, nb := ea.keys(), eb.keys(); na != runsA || nb != runsB {
-		return fmt.Errorf("%w: bucket events: index holds %d runs of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, runsA, na, runsB, nb)
+		return fmt.Errorf("%w: buckets events and tails: index holds %d runs of known streams out of %d, rebuild %d of %d", ErrIndexMismatch, runsA, na, runsB, nb)
 	}
 	return nil
 }
