@@ -84,7 +84,7 @@ func eventRunsModel(t *testing.T, seed uint64) {
 			if err != nil {
 				return err
 			}
-			if runs.span.hi+1-runs.span.lo > tailEpochs {
+			if runs.span.epochs() > tailEpochs {
 				t.Fatalf("seed %d, txn %d: the tails hold epochs %d..%d", seed, txn, runs.span.lo, runs.span.hi)
 			}
 			for no := uint64(1); no <= streams; no++ {

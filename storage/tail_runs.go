@@ -64,7 +64,10 @@ type tailSpan struct{ lo, hi uint64 }
 // emptyTails is the span of an index whose tails hold nothing, before its first epoch.
 var emptyTails = tailSpan{lo: 1, hi: 0}
 
-func (t tailSpan) empty() bool { return t.lo > t.hi }
+// epochs is how many epochs the span holds (readTailSpan keeps lo at most hi+1).
+func (t tailSpan) epochs() uint64 { return t.hi + 1 - t.lo }
+
+func (t tailSpan) empty() bool { return t.epochs() == 0 }
 
 func (t tailSpan) marshal() []byte {
 	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), t.lo), t.hi)
@@ -146,7 +149,7 @@ func (x *indexTx) writeRun(no, first uint64, entries []byte, fresh bool) error {
 // merging the tails first when tailEpochs are held) at the transaction's first tail run.
 func (x *indexTx) putTail(no, first uint64, entries []byte) error {
 	if x.epoch == 0 {
-		if !x.tailSpan.empty() && x.tailSpan.hi-x.tailSpan.lo+1 >= tailEpochs {
+		if x.tailSpan.epochs() >= tailEpochs {
 			if err := x.mergeTails(); err != nil {
 				return err
 			}

@@ -87,7 +87,7 @@ func TestTailRuns(t *testing.T) {
 	for r := 1; r <= 2*tailEpochs+1; r++ {
 		round(r)
 		sp := span()
-		if epochs, want := sp.hi+1-sp.lo, uint64((r-1)%tailEpochs+1); epochs != want {
+		if epochs, want := sp.epochs(), uint64((r-1)%tailEpochs+1); epochs != want {
 			t.Fatalf("after round %d the tails hold %d epochs (%d..%d), want %d", r, epochs, sp.lo, sp.hi, want)
 		}
 		check(s, fmt.Sprintf("round %d", r))
