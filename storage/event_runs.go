@@ -259,6 +259,9 @@ func (w *runEntries) isRun(k, v []byte) (bool, error) {
 	return true, nil
 }
 
+// inTails reports whether the walk went past the events bucket into the tails.
+func (w *runEntries) inTails() bool { return w.epoch != 0 }
+
 // next returns the next entry and its event index; ok is false at the end of the stream's runs.
 func (w *runEntries) next() (idx uint64, e []byte, ok bool, err error) {
 	for w.run != nil && w.at >= runLen(w.run) {

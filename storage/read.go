@@ -104,12 +104,20 @@ func (s *Store) entries(k StreamKey, from, to uint64) ([]entry, error) {
 			}
 			firstInBucket = firstInBucket || idx == 1
 			slot := &out[idx-from]
-			if slot.holder != 0 && slot.holder >= binary.BigEndian.Uint64(v) {
-				continue
+			if slot.holder == 0 || slot.holder < binary.BigEndian.Uint64(v) {
+				if err := slot.unmarshal(v); err != nil {
+					return err
+				}
 			}
-			if err := slot.unmarshal(v); err != nil {
-				return err
+			// An event is in one run only: past to, the walk would seek each epoch of the tails
+			// for runs the stream cannot have, which is every epoch for a stream not appended to
+			// since the last merge.
+			if idx == to {
+				break
 			}
+		}
+		if w.inTails() {
+			s.hook("tails")
 		}
 		if from == 1 && !firstInBucket {
 			e, ok, err := onlyEntry(tx, no)

@@ -723,7 +723,7 @@ const (
 	// indexer from 20.2% to 18.0%, a gain too small for alternated HTTP runs to show. Later, the
 	// same experiment (puts to streams numbered before the transaction left out) won 8 to 18%
 	// in three pairs, and cut the open-loop p99 from 22-25 to 8-10 ms; the tails bucket
-	// (tail_runs.go) is that layout, merged every eight transactions.
+	// (tail_runs.go) is that layout, merged every tailEpochs transactions.
 	indexTxMax    = 4 * indexBatch
 	indexPauseMin = 300 * time.Millisecond
 	indexPauseMax = time.Second

@@ -110,3 +110,43 @@ func TestTailRuns(t *testing.T) {
 	check(s, "appended after the rewrite")
 	check(reopen(t, s, dir, opts), "reopened")
 }
+
+// TestReadStopsBeforeTails reads a stream whose events are all in the events bucket while the
+// tails hold another stream's appends: the read must end at the stream's last event, not seek
+// every epoch of the tails for more.
+func TestReadStopsBeforeTails(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	quiet, busy := key("t", "quiet"), key("t", "busy")
+	mustAppend(t, s, quiet, ev("added", 1), ev("added", 2))
+	mustAppend(t, s, busy, ev("added", 1), ev("added", 2))
+	flushCommitted(t, s)
+	mustAppend(t, s, busy, ev("added", 3))
+	flushCommitted(t, s)
+
+	entered := 0
+	s.stepHook = func(step string) {
+		if step == "tails" {
+			entered++
+		}
+	}
+	defer func() { s.stepHook = nil }()
+	for _, c := range []struct {
+		k           StreamKey
+		events      int
+		wantEntered bool
+	}{
+		{quiet, 2, false},
+		{busy, 3, true},
+	} {
+		entered = 0
+		if got := allEvents(t, s, c.k); len(got) != c.events {
+			t.Fatalf("%s: %d events, want %d", c.k, len(got), c.events)
+		}
+		if e, err := s.Event(c.k, 2); err != nil || dataOf(e) != dataOf(Event{Type: "added", Data: []byte("2")}) {
+			t.Fatalf("%s event 2: %s, %v", c.k, dataOf(e), err)
+		}
+		if (entered > 0) != c.wantEntered {
+			t.Errorf("%s: the reads entered the tails %d times, want entered=%v", c.k, entered, c.wantEntered)
+		}
+	}
+}
