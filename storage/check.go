@@ -23,7 +23,7 @@ func Rebuild(dir string, opts Options) error {
 	defer w.Close()
 	path := filepath.Join(dir, "index.db")
 	tmp := path + ".rebuild"
-	if err := buildIndex(tmp, w, opts.NoSync, opts.mergeMin()); err != nil {
+	if err := buildIndex(tmp, w, opts.NoSync, opts.tuning()); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -38,7 +38,7 @@ func walOptions(o Options) wal.Options {
 }
 
 // buildIndex writes a fresh index of every record in the log to path.
-func buildIndex(path string, w *wal.Log, noSync bool, mergeMin int) error {
+func buildIndex(path string, w *wal.Log, noSync bool, tuning indexTuning) error {
 	os.Remove(path)
 	db, err := bolt.Open(path, 0o644, boltOptions(noSync))
 	if err != nil {
@@ -48,7 +48,7 @@ func buildIndex(path string, w *wal.Log, noSync bool, mergeMin int) error {
 	if err := db.Update(createBuckets); err != nil {
 		return err
 	}
-	_, err = catchUp(db, w, newRecentNames(), mergeMin)
+	_, err = catchUp(db, w, newRecentNames(), tuning)
 	return err
 }
 
@@ -67,7 +67,7 @@ func Check(dir string, opts Options) error {
 	defer w.Close()
 	fresh := filepath.Join(dir, "index.check.db")
 	defer os.Remove(fresh)
-	if err := buildIndex(fresh, w, true, opts.mergeMin()); err != nil {
+	if err := buildIndex(fresh, w, true, opts.tuning()); err != nil {
 		return err
 	}
 	ro := &bolt.Options{ReadOnly: true}
@@ -105,7 +105,7 @@ func Check(dir string, opts Options) error {
 	if err := loadRecentNames(current, recent); err != nil {
 		return asMismatch(err)
 	}
-	if _, err := catchUp(current, w, recent, opts.mergeMin()); err != nil {
+	if _, err := catchUp(current, w, recent, opts.tuning()); err != nil {
 		return asMismatch(err)
 	}
 	if err := checkJobs(current); err != nil {

@@ -223,7 +223,7 @@ func TestUndecodableIndex(t *testing.T) {
 			}
 			return tails.Put(append(k, 0), v)
 		}, false},
-		{"tails span of the wrong size", func(tx *bolt.Tx) error {
+		{"tails state of the wrong size", func(tx *bolt.Tx) error {
 			v := tx.Bucket(bucketMeta).Get(metaTailsKey)
 			return tx.Bucket(bucketMeta).Put(metaTailsKey, append([]byte(nil), v[:len(v)-1]...))
 		}, true},

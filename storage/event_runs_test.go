@@ -40,7 +40,9 @@ func eventRunsModel(t *testing.T, seed uint64) {
 	put, numbered := uint64(0), uint64(0)
 	for txn := range 200 {
 		err := db.Update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, nil, nil, namesMergeMin, newKnownStreams().hashKey)
+			// A rolling merge of one stream's runs at a time keeps runs in the tails across
+			// transactions.
+			x, err := newIndexTx(tx, nil, nil, Options{tailMergeMin: 1}.tuning(), newKnownStreams().hashKey)
 			if err != nil {
 				return err
 			}
@@ -84,8 +86,15 @@ func eventRunsModel(t *testing.T, seed uint64) {
 			if err != nil {
 				return err
 			}
-			if runs.span.epochs() > tailEpochs {
+			if runs.span.epochs() > tailEpochsMax {
 				t.Fatalf("seed %d, txn %d: the tails hold epochs %d..%d", seed, txn, runs.span.lo, runs.span.hi)
+			}
+			state, err := readTailState(tx.Bucket(bucketMeta))
+			if err != nil {
+				return err
+			}
+			if n := runs.tails.Stats().KeyN; state.runs != uint64(n) {
+				t.Fatalf("seed %d, txn %d: the tails' state counts %d runs, the bucket holds %d", seed, txn, state.runs, n)
 			}
 			for no := uint64(1); no <= streams; no++ {
 				from := 1 + rng.Uint64N(lengths[no]+1)

@@ -21,18 +21,18 @@ type indexTx struct {
 	wm                                                       watermark
 	// numberedBefore is the count of stream numbers handed out before the transaction: runs
 	// appended to those streams go to the tails (tail_runs.go), those of streams it numbers to
-	// the right edge of the events bucket. tailSpan is the tails' span of epochs, epoch the one
-	// of this transaction's tail runs (0 until it writes one), and tailsChanged says that finish
-	// must write the span.
+	// the right edge of the events bucket. tailState is the tails' span of epochs and the rolling
+	// merge's place, epoch the epoch of this transaction's tail runs (0 until it writes one), and
+	// tailsChanged says that finish must write the state.
 	numberedBefore uint64
-	tailSpan       tailSpan
+	tailState      tailState
 	epoch          uint64
 	tailsChanged   bool
 	// recent holds the names not yet merged into the names bucket, as of the transaction's start
-	// (the caller adds newNames to it once the transaction commits, see committed); mergeMin is
-	// the least number of recent names that makes finish merge them.
-	recent   *recentNames
-	mergeMin int
+	// (the caller adds newNames to it once the transaction commits, see committed); tuning
+	// holds the least number of recent names that makes finish merge them.
+	recent *recentNames
+	tuning indexTuning
 	// newNames are the streams this transaction numbered; merged says that finish put them and
 	// every recent name into the names bucket.
 	newNames []nameEntry
@@ -244,18 +244,18 @@ func readWatermark(tx *bolt.Tx) (watermark, error) {
 // release). recent must hold exactly the names of the streams numbered above the watermark's
 // named count. hashKey hashes the streams of groups that carry no hash (decoded records); it must
 // be the function the commit path hashed the others with.
-func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, mergeMin int, hashKey func(StreamKey) uint64) (*indexTx, error) {
+func newIndexTx(tx *bolt.Tx, sc *indexScratch, recent *recentNames, tuning indexTuning, hashKey func(StreamKey) uint64) (*indexTx, error) {
 	wm, err := readWatermark(tx)
 	if err != nil {
 		return nil, err
 	}
-	span, err := readTailSpan(tx.Bucket(bucketMeta))
+	tails, err := readTailState(tx.Bucket(bucketMeta))
 	if err != nil {
 		return nil, err
 	}
 	x := &indexTx{
-		tx: tx, wm: wm, numberedBefore: wm.streams, tailSpan: span,
-		recent: recent, mergeMin: mergeMin, hashKey: hashKey,
+		tx: tx, wm: wm, numberedBefore: wm.streams, tailState: tails,
+		recent: recent, tuning: tuning, hashKey: hashKey,
 		meta: tx.Bucket(bucketMeta), headRuns: tx.Bucket(bucketHeadRuns), heads: tx.Bucket(bucketHeads), names: tx.Bucket(bucketNames),
 		events: tx.Bucket(bucketEvents), tails: tx.Bucket(bucketTails), space: tx.Bucket(bucketSpace), jobs: tx.Bucket(bucketJobs),
 	}
@@ -310,8 +310,11 @@ func (x *indexTx) finish() error {
 	if err := x.records.flush(); err != nil {
 		return err
 	}
+	if err := x.mergeTailsStep(); err != nil {
+		return err
+	}
 	if x.tailsChanged {
-		if err := x.meta.Put(metaTailsKey, x.tailSpan.marshal()); err != nil {
+		if err := x.meta.Put(metaTailsKey, x.tailState.marshal()); err != nil {
 			return err
 		}
 	}
@@ -325,7 +328,7 @@ func (x *indexTx) mergeNames() error {
 	if x.recent != nil {
 		n += x.recent.len()
 	}
-	if n == 0 || !mergeDue(n, x.wm.named, x.mergeMin) {
+	if n == 0 || !mergeDue(n, x.wm.named, x.tuning.namesMergeMin) {
 		return nil
 	}
 	all := x.newNames
@@ -873,7 +876,7 @@ func (x *indexTx) carriesOlder(r *record, h *txHead, idx uint64) (bool, error) {
 	if err := x.flushPending(); err != nil {
 		return false, err
 	}
-	b, err := entryAt(eventRuns{events: x.events, tails: x.tails, span: x.tailSpan}, h.no, idx)
+	b, err := entryAt(eventRuns{events: x.events, tails: x.tails, span: x.tailState.tailSpan}, h.no, idx)
 	if err != nil || b == nil {
 		return false, err
 	}

@@ -33,7 +33,7 @@ func TestTxHeadsSameHash(t *testing.T) {
 	for txn, records := range [][]*record{{newRecord(true), newRecord(false)}, {newRecord(false)}} {
 		var x *indexTx
 		err := db.Update(func(tx *bolt.Tx) (err error) {
-			if x, err = newIndexTx(tx, &sc, recent, namesMergeMin, sameHash); err != nil {
+			if x, err = newIndexTx(tx, &sc, recent, Options{}.tuning(), sameHash); err != nil {
 				return err
 			}
 			for _, r := range records {
@@ -53,7 +53,7 @@ func TestTxHeadsSameHash(t *testing.T) {
 		}
 	}
 	err := db.View(func(tx *bolt.Tx) error {
-		x, err := newIndexTx(tx, nil, recent, namesMergeMin, sameHash)
+		x, err := newIndexTx(tx, nil, recent, Options{}.tuning(), sameHash)
 		if err != nil {
 			return err
 		}

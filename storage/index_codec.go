@@ -74,8 +74,9 @@ var (
 // by stream key; format 4 kept every name in the names bucket itself, one tree rewritten whole by
 // each merge; format 5 kept a key per name in its run; format 6 kept the entry of every event,
 // a stream's only one included, in the events bucket; format 7 kept one key per event there;
-// format 8 kept a heads key for every stream; format 9 put every run in the events bucket.
-const indexFormat = 10
+// format 8 kept a heads key for every stream; format 9 put every run in the events bucket; format
+// 10 merged all the tails at once and kept only their span in meta.
+const indexFormat = 11
 
 func streamKeyBytes(dst []byte, k StreamKey) []byte {
 	if dst == nil {

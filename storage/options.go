@@ -29,6 +29,9 @@ type Options struct {
 	// overlayMaxEntries replaces overlayMaxEntries when it is positive: tests make it small, so
 	// that a few commits fill the overlay.
 	overlayMaxEntries int
+	// tailMergeMin replaces tailMergeMin when it is positive: tests make it small, so that their
+	// few streams' tail runs stay in the tails for more than one transaction.
+	tailMergeMin int
 }
 
 const defaultCacheBytes = 64 << 20
@@ -40,11 +43,21 @@ func (o Options) clock() func() time.Time {
 	return time.Now
 }
 
-func (o Options) mergeMin() int {
+// indexTuning is what the index's transactions take from Options.
+type indexTuning struct {
+	namesMergeMin int // recent names that make a transaction merge them (recent_names.go)
+	tailMergeMin  int // tail runs a transaction merges at least, when the tails hold as many
+}
+
+func (o Options) tuning() indexTuning {
+	t := indexTuning{namesMergeMin: namesMergeMin, tailMergeMin: tailMergeMin}
 	if o.namesMergeMin > 0 {
-		return o.namesMergeMin
+		t.namesMergeMin = o.namesMergeMin
 	}
-	return namesMergeMin
+	if o.tailMergeMin > 0 {
+		t.tailMergeMin = o.tailMergeMin
+	}
+	return t
 }
 
 func (o Options) overlayMax() int {

@@ -20,7 +20,7 @@ func TestRecordIndexModel(t *testing.T) {
 	posOf := func() wal.Pos { return wal.Pos{Seg: 1 + rng.Uint32N(9), Off: rng.Uint32()} }
 	for txn := range 300 {
 		err := db.Update(func(tx *bolt.Tx) error {
-			x, err := newIndexTx(tx, nil, nil, namesMergeMin, newKnownStreams().hashKey)
+			x, err := newIndexTx(tx, nil, nil, Options{}.tuning(), newKnownStreams().hashKey)
 			if err != nil {
 				return err
 			}

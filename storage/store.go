@@ -289,17 +289,17 @@ func (s *Store) loadIndex(path string) error {
 	if err := loadRecentNames(db, s.names); err != nil {
 		return fmt.Errorf("storage: read recent stream names: %w", err)
 	}
-	n, err := catchUp(db, s.wal, s.names, s.opts.mergeMin())
+	n, err := catchUp(db, s.wal, s.names, s.opts.tuning())
 	if err != nil {
 		return fmt.Errorf("storage: index catch-up: %w", err)
 	}
 	if err := checkJobs(db); err != nil {
 		return fmt.Errorf("storage: read pending erasures: %w", err)
 	}
-	// Every read of a stream's runs and every index transaction reads the span: a damaged one
-	// is rebuilt here rather than failing them all.
-	if err := db.View(func(tx *bolt.Tx) error { _, err := readTailSpan(tx.Bucket(bucketMeta)); return err }); err != nil {
-		return fmt.Errorf("storage: read the tails' span: %w", err)
+	// Every read of a stream's runs and every index transaction reads the tails' state: a
+	// damaged one is rebuilt here rather than failing them all.
+	if err := db.View(func(tx *bolt.Tx) error { _, err := readTailState(tx.Bucket(bucketMeta)); return err }); err != nil {
+		return fmt.Errorf("storage: read the tails' state: %w", err)
 	}
 	if n > 0 {
 		s.log.Info("storage: index caught up from the log", "records", n)
@@ -387,7 +387,7 @@ func forRecentHeads(tx *bolt.Tx, fn func(key []byte, no uint64) error) error {
 
 // catchUp applies every durable record after the watermark, in transactions of a few thousand.
 // recent holds the names of the streams numbered above the watermark's named count.
-func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, error) {
+func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, tuning indexTuning) (int, error) {
 	var wm watermark
 	if err := db.View(func(tx *bolt.Tx) (err error) { wm, err = readWatermark(tx); return err }); err != nil {
 		return 0, err
@@ -435,7 +435,7 @@ func catchUp(db *bolt.DB, w *wal.Log, recent *recentNames, mergeMin int) (int, e
 			if tx, err = db.Begin(true); err != nil {
 				return err
 			}
-			if x, err = newIndexTx(tx, nil, recent, mergeMin, hashKey); err != nil {
+			if x, err = newIndexTx(tx, nil, recent, tuning, hashKey); err != nil {
 				return err
 			}
 		}
@@ -723,7 +723,7 @@ const (
 	// indexer from 20.2% to 18.0%, a gain too small for alternated HTTP runs to show. Later, the
 	// same experiment (puts to streams numbered before the transaction left out) won 8 to 18%
 	// in three pairs, and cut the open-loop p99 from 22-25 to 8-10 ms; the tails bucket
-	// (tail_runs.go) is that layout, merged every tailEpochs transactions.
+	// (tail_runs.go) is that layout, with a rolling merge.
 	indexTxMax    = 4 * indexBatch
 	indexPauseMin = 300 * time.Millisecond
 	indexPauseMax = time.Second
@@ -769,7 +769,7 @@ func (s *Store) indexPending(all bool) {
 		s.idxMu.Lock()
 		var x *indexTx
 		err := s.update(func(tx *bolt.Tx) (err error) {
-			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.mergeMin(), s.known.hashKey); err != nil {
+			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.tuning(), s.known.hashKey); err != nil {
 				return err
 			}
 			for _, g := range gens {

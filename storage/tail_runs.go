@@ -15,46 +15,58 @@ import (
 // the events bucket. Orders over a catalog of 10,000 inventory streams append to each of them in
 // every transaction: written to the events bucket, a transaction rewrote the page of every
 // stream's last run, 12,000 to 14,000 pages (50 MB) for the 8 MB of runs it added, and the log's
-// fsyncs took 5 to 17 ms while those pages went to disk. Once tailEpochs epochs have gathered,
-// the transaction that would open the next one first moves every tail run to the events bucket
-// (mergeTails), joining a stream's consecutive runs, so each stream's page is rewritten once per
-// tailEpochs transactions.
+// fsyncs took 5 to 17 ms while those pages went to disk.
+//
+// A rolling merge moves the tail runs to the events bucket, a few streams at a time: each
+// transaction (mergeTailsStep) takes the streams from where the last one stopped, in stream
+// number order, moving all of each stream's tail runs (joined where consecutive) until it has
+// moved a tailSweep-th of the runs the tails hold. A sweep over every stream thus takes about
+// tailSweep transactions, each stream's page is rewritten once per sweep, and every transaction
+// writes a share of those pages instead of one transaction all of them. A sweep that ends has
+// moved every run of the epochs before the one it began in, so the span's lo moves up to there.
 //
 // Measured over those orders (bench/'s map/items=10/catalog=10000, 16 connections, alternated
 // 4 and 5 s runs against the layout without tails): 1.5 to 17.5% more orders/s in nine pairs
 // (about 6% in the median), an open-loop p99 of 12 to 29 ms against 18 to 73 (lower in eight),
-// and a peak of 335 to 517 MB against 530 to 801. Run after the orders to new streams on the same
-// server, as make bench runs it: -14 to +13% in seven pairs, five of them in favour.
-// Index transactions wrote 137,000 pages in two 5 s runs against 267,000, while the runs placed
-// 8 to 14% more orders. A merge still writes as many pages as a transaction did before (up to
-// 16,700), and the log's fsyncs above 5 ms were as many (44 against 46): they come from the
-// merges now. In process (BenchmarkImplicationWrite's catalog case, three alternated runs of
-// 100,000 orders), 5% fewer CPU seconds, most of it the kernel's.
+// and a peak of 335 to 517 MB against 530 to 801; index transactions wrote 137,000 pages in two
+// 5 s runs against 267,000. That layout merged all the tails at once every eighth transaction,
+// as many pages as a transaction wrote before the tails (up to 16,700), and the log's fsyncs
+// stalled behind those merges: every 32nd transaction (alternated 12 s runs) placed about 7% more
+// orders than every 8th, but with open-loop p99s up to 277 ms; leaving the merge out altogether
+// (reads break) gave p99s of 12 to 17 ms. The rolling merge, in alternated 12 s runs (six of it
+// and of every 32nd, three of every 8th): 128,000 to 138,000 events/s against 128,000 to 134,000
+// for the merge every 8th transaction and 133,000 to 144,000 for every 32nd; open-loop p99s of 13
+// to 22 ms against 36 to 57 and 42 to 241; a peak of 474 to 651 MB against 670 to 838 and 417 to
+// 490. Sweeps of 32 transactions instead of 16 were no faster (123,000 to 140,000).
 //
 // Invariants:
 //   - The tails hold only appends: a run goes there only when it starts after every event the
 //     index held for its stream. Anything else that writes a stream's runs (a carry, a rewrite's
-//     replacement of entries) merges the tails first, so the events bucket holds a stream's
+//     replacement of entries) merges all the tails first, and the rolling merge moves all of a
+//     stream's tail runs of earlier transactions at once, so the events bucket holds a stream's
 //     earlier events, and its tail runs the later ones, in increasing epoch.
-//   - Epochs lo..hi (meta's tails key) all hold runs; none when lo > hi. A merge empties the
-//     tails and sets lo to hi+1.
+//   - Every tail run is in an epoch of lo..hi (meta's tails key), none when lo > hi; an epoch in
+//     the span may hold none. The state's runs counts the runs the tails hold.
 //   - Runs never overlap, across both buckets: readers take a stream's runs from the events
 //     bucket, then from each epoch in turn, and Check compares the entries, not where they are.
 
-// tailEpochs is how many transactions' runs the tails gather before they are merged into the
-// events bucket. A merge rewrites the page of every stream the tails hold, however many epochs
-// gathered, so fewer merges mean fewer pages written in all. A read that needs a stream's tail
-// runs seeks each epoch up to the last one holding them; a read of a stream with nothing in the
-// tails seeks none (Store.entries stops at the stream's last event).
-//
-// 32 against 8, over bench/'s orders to the catalog (16 connections, alternated 12 s runs, long
-// enough for both to merge): 127,000 to 143,000 events/s against 120,000 to 131,000, higher in
-// six pairs of six (by 0.4 to 13%, about 7% on average), a peak of 440 to 580 MB against 580 to
-// 830, and open-loop p99s of 27 to 108 ms against 34 to 69 (a merge of 32 epochs is one longer
-// stall). 16 won about 4%. In process, reading a stream of two or three events while the tails
-// hold appends to 2,000 other streams in every epoch: 3.7 µs at 8 or 32 epochs when the stream
-// has no tail runs; 4.3 µs at 8 and 6.9 µs at 32 when its one tail run is in the last epoch.
-const tailEpochs = 32
+// tailSweep is about how many transactions a sweep of the rolling merge takes: each moves at
+// least a tailSweep-th of the tail runs (and at least tailMergeMin). The span then holds up to
+// about twice as many epochs, which a read that needs a stream's tail runs seeks in turn (a read
+// of a stream with nothing in the tails seeks none: Store.entries stops at its last event).
+// In process, reading a stream of two or three events while the tails hold appends to 2,000
+// other streams in every epoch: 3.7 µs at 8 or 32 epochs when the stream has no tail runs, 4.3 µs
+// at 8 and 6.9 µs at 32 when its one tail run is in the last epoch.
+const tailSweep = 16
+
+// tailMergeMin is the fewest tail runs a transaction moves when the tails hold as many, so that
+// under a light load the tails empty within a few transactions.
+const tailMergeMin = 512
+
+// tailEpochsMax bounds the span: a transaction that would open an epoch beyond it merges all the
+// tails first. The rolling merge keeps the span near 2*tailSweep; this bounds what reads seek
+// should the tails' runs pile up faster than the sweep moves them.
+const tailEpochsMax = 4 * tailSweep
 
 // tailKeySize is the size of a tails key: epoch, stream number, index of the run's first event.
 const tailKeySize = 24
@@ -69,29 +81,47 @@ func tailOf(k []byte) (epoch, no, first uint64) {
 	return binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]), binary.BigEndian.Uint64(k[16:])
 }
 
-// tailSpan is meta's tails key: the epochs lo..hi the tails bucket holds runs of.
+// tailSpan is the epochs lo..hi the tails bucket may hold runs of.
 type tailSpan struct{ lo, hi uint64 }
 
-// emptyTails is the span of an index whose tails hold nothing, before its first epoch.
-var emptyTails = tailSpan{lo: 1, hi: 0}
-
-// epochs is how many epochs the span holds (readTailSpan keeps lo at most hi+1).
+// epochs is how many epochs the span holds (readTailState keeps lo at most hi+1).
 func (t tailSpan) epochs() uint64 { return t.hi + 1 - t.lo }
 
 func (t tailSpan) empty() bool { return t.epochs() == 0 }
 
-func (t tailSpan) marshal() []byte {
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), t.lo), t.hi)
+// tailState is meta's tails key: the span, how many runs the tails hold, and where the rolling
+// merge is: the stream number it goes on from, and the epoch its sweep began in (every run of an
+// earlier epoch is moved by the time the sweep ends).
+type tailState struct {
+	tailSpan
+	runs, next, sweep uint64
 }
 
-func readTailSpan(meta *bolt.Bucket) (tailSpan, error) {
-	b := meta.Get(metaTailsKey)
-	if len(b) != 16 {
-		return tailSpan{}, fmt.Errorf("%w: tails span of %d bytes", ErrBadIndex, len(b))
+// emptyTails is the state of an index whose tails hold nothing, before its first epoch.
+var emptyTails = tailState{tailSpan: tailSpan{lo: 1, hi: 0}, sweep: 1}
+
+const tailStateSize = 40
+
+func (t tailState) marshal() []byte {
+	b := make([]byte, 0, tailStateSize)
+	for _, v := range [...]uint64{t.lo, t.hi, t.runs, t.next, t.sweep} {
+		b = binary.BigEndian.AppendUint64(b, v)
 	}
-	t := tailSpan{lo: binary.BigEndian.Uint64(b), hi: binary.BigEndian.Uint64(b[8:])}
-	if t.lo == 0 || t.lo > t.hi+1 {
-		return tailSpan{}, fmt.Errorf("%w: tails span %d..%d", ErrBadIndex, t.lo, t.hi)
+	return b
+}
+
+func readTailState(meta *bolt.Bucket) (tailState, error) {
+	b := meta.Get(metaTailsKey)
+	if len(b) != tailStateSize {
+		return tailState{}, fmt.Errorf("%w: tails state of %d bytes", ErrBadIndex, len(b))
+	}
+	var v [5]uint64
+	for i := range v {
+		v[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	t := tailState{tailSpan: tailSpan{lo: v[0], hi: v[1]}, runs: v[2], next: v[3], sweep: v[4]}
+	if t.lo == 0 || t.lo > t.hi+1 || t.sweep < t.lo || t.sweep > t.hi+1 || (t.empty() && t.runs != 0) {
+		return tailState{}, fmt.Errorf("%w: tails state: epochs %d..%d, %d runs, sweep from epoch %d", ErrBadIndex, t.lo, t.hi, t.runs, t.sweep)
 	}
 	return t, nil
 }
@@ -104,11 +134,11 @@ type eventRuns struct {
 }
 
 func eventRunsOf(tx *bolt.Tx) (eventRuns, error) {
-	span, err := readTailSpan(tx.Bucket(bucketMeta))
+	t, err := readTailState(tx.Bucket(bucketMeta))
 	if err != nil {
 		return eventRuns{}, err
 	}
-	return eventRuns{events: tx.Bucket(bucketEvents), tails: tx.Bucket(bucketTails), span: span}, nil
+	return eventRuns{events: tx.Bucket(bucketEvents), tails: tx.Bucket(bucketTails), span: t.tailSpan}, nil
 }
 
 // keys is the number of runs both buckets hold.
@@ -157,29 +187,31 @@ func (x *indexTx) writeRun(no, first uint64, entries []byte, fresh bool) error {
 }
 
 // putTail writes a run appended to stream no in this transaction's epoch, opening the epoch (and
-// merging the tails first when tailEpochs are held) at the transaction's first tail run.
+// merging all the tails first when the span is full) at the transaction's first tail run.
 func (x *indexTx) putTail(no, first uint64, entries []byte) error {
+	t := &x.tailState
 	if x.epoch == 0 {
-		if x.tailSpan.epochs() >= tailEpochs {
+		if t.epochs() >= tailEpochsMax {
 			if err := x.mergeTails(); err != nil {
 				return err
 			}
 		}
-		x.epoch = x.tailSpan.hi + 1
-		if x.tailSpan.empty() {
-			x.tailSpan.lo = x.epoch
+		x.epoch = t.hi + 1
+		if t.empty() {
+			t.lo, t.sweep, t.next = x.epoch, x.epoch, 0
 		}
-		x.tailSpan.hi = x.epoch
-		x.tailsChanged = true
+		t.hi = x.epoch
 	}
+	t.runs++
+	x.tailsChanged = true
 	return x.tails.Put(tailKey(x.alloc(tailKeySize), x.epoch, no, first), entries)
 }
 
-// mergeTails moves every run of the tails bucket to the events bucket, where each starts after the
-// stream's last run (see the invariants above), joining a stream's consecutive runs up to
-// maxRunEntries, and empties the tails. The transaction's own later tail runs open a new epoch.
+// mergeTails moves every run of the tails bucket to the events bucket and empties the tails. The
+// transaction's own later tail runs open a new epoch.
 func (x *indexTx) mergeTails() error {
-	if x.tailSpan.empty() {
+	t := &x.tailState
+	if t.empty() {
 		return nil
 	}
 	var runs []tailRun
@@ -192,6 +224,123 @@ func (x *indexTx) mergeTails() error {
 		runs = append(runs, tailRun{no: no, first: first, v: v})
 	}
 	slices.SortFunc(runs, func(a, b tailRun) int { return cmp.Or(cmp.Compare(a.no, b.no), cmp.Compare(a.first, b.first)) })
+	if err := x.putJoined(runs); err != nil {
+		return err
+	}
+	if err := x.tx.DeleteBucket(bucketTails); err != nil {
+		return err
+	}
+	tails, err := x.tx.CreateBucket(bucketTails)
+	if err != nil {
+		return err
+	}
+	tails.FillPercent = 1.0
+	x.tails = tails
+	*t = tailState{tailSpan: tailSpan{lo: t.hi + 1, hi: t.hi}, sweep: t.hi + 1}
+	x.epoch = 0
+	x.tailsChanged = true
+	return nil
+}
+
+// mergeTailsStep is the rolling merge's share of this transaction: from stream t.next on, it moves
+// the tail runs of one stream after another to the events bucket until it has moved
+// max(runs/tailSweep, tailMergeMin) of them, all those of earlier transactions: a run waits in the
+// tails at least until the next one. When no stream is left, the sweep ends: the epochs before
+// the one it began in hold nothing, and the next transaction starts a new sweep.
+func (x *indexTx) mergeTailsStep() error {
+	t := &x.tailState
+	last := t.hi
+	if x.epoch != 0 {
+		last = x.epoch - 1
+	}
+	if t.empty() || last < t.lo {
+		return nil
+	}
+	budget := max((t.runs+tailSweep-1)/tailSweep, uint64(x.tuning.tailMergeMin))
+	// One cursor per epoch, each at the epoch's first run of a stream numbered t.next or later.
+	type epochCursor struct {
+		c    *bolt.Cursor
+		k, v []byte
+	}
+	at := make([]epochCursor, 0, last+1-t.lo)
+	for e := t.lo; e <= last; e++ {
+		c := x.tails.Cursor()
+		if k, v := c.Seek(tailKey(nil, e, t.next, 0)); k != nil {
+			if len(k) != tailKeySize {
+				return checkTail(k, v)
+			}
+			if ke, _, _ := tailOf(k); ke == e {
+				at = append(at, epochCursor{c, k, v})
+			}
+		}
+	}
+	var runs []tailRun
+	var moved [][]byte // keys, deleted once the cursors are done
+	for uint64(len(moved)) < budget {
+		no, ok := uint64(0), false
+		for _, ec := range at {
+			if ec.k == nil {
+				continue
+			}
+			if _, kno, _ := tailOf(ec.k); !ok || kno < no {
+				no, ok = kno, true
+			}
+		}
+		if !ok {
+			t.lo, t.next = t.sweep, 0
+			if x.epoch != 0 {
+				t.sweep = x.epoch
+			} else {
+				t.sweep = t.hi + 1
+			}
+			break
+		}
+		// Epochs in increasing order, runs in each by first index: the stream's runs in order.
+		runs = runs[:0]
+		for i := range at {
+			ec := &at[i]
+			for ec.k != nil {
+				if err := checkTail(ec.k, ec.v); err != nil {
+					return err
+				}
+				e, kno, first := tailOf(ec.k)
+				if kno != no {
+					break
+				}
+				runs = append(runs, tailRun{no: no, first: first, v: ec.v})
+				moved = append(moved, append(x.alloc(tailKeySize), ec.k...))
+				if ec.k, ec.v = ec.c.Next(); ec.k != nil {
+					if len(ec.k) != tailKeySize {
+						return checkTail(ec.k, ec.v)
+					}
+					if ke, _, _ := tailOf(ec.k); ke != e {
+						ec.k = nil
+					}
+				}
+			}
+		}
+		if err := x.putJoined(runs); err != nil {
+			return err
+		}
+		t.next = no + 1
+	}
+	for _, k := range moved {
+		if err := x.tails.Delete(k); err != nil {
+			return err
+		}
+	}
+	t.runs -= min(t.runs, uint64(len(moved)))
+	if t.lo > t.hi {
+		t.runs = 0
+	}
+	x.tailsChanged = true
+	return nil
+}
+
+// putJoined puts tail runs, sorted by stream and first index, into the events bucket, where each
+// starts after the stream's last run (see the invariants above), joining a stream's consecutive
+// runs up to maxRunEntries.
+func (x *indexTx) putJoined(runs []tailRun) error {
 	for i := 0; i < len(runs); {
 		r := runs[i]
 		n, j := runLen(r.v), i+1
@@ -210,24 +359,12 @@ func (x *indexTx) mergeTails() error {
 			}
 		}
 		// The values of the tails stay readable until the transaction commits: bbolt frees the
-		// pages of a deleted bucket only for later transactions, and copies what its nodes
-		// reference from the map before it remaps the file.
+		// pages of deleted keys and buckets only for later transactions, and copies what its
+		// nodes reference from the map before it remaps the file.
 		if err := x.events.Put(eventKey(x.alloc(eventKeySize), r.no, r.first), v); err != nil {
 			return err
 		}
 		i = j
 	}
-	if err := x.tx.DeleteBucket(bucketTails); err != nil {
-		return err
-	}
-	tails, err := x.tx.CreateBucket(bucketTails)
-	if err != nil {
-		return err
-	}
-	tails.FillPercent = 1.0
-	x.tails = tails
-	x.tailSpan = tailSpan{lo: x.tailSpan.hi + 1, hi: x.tailSpan.hi}
-	x.epoch = 0
-	x.tailsChanged = true
 	return nil
 }

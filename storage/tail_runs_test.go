@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -8,12 +9,14 @@ import (
 )
 
 // TestTailRuns appends to streams written before, one index transaction per round: the runs
-// gather in the tails, one epoch per transaction, until the transaction after tailEpochs of them
-// moves them to the events bucket; a rewrite moves them at once. Every stream reads back whole,
-// from its middle and event by event after each round and after reopening, and the index equals
-// a rebuild (openChecked).
+// gather in the tails, one epoch per transaction, and the rolling merge moves a stream or two to
+// the events bucket in each, so that sweeps end and the span's lo moves up while the tails hold
+// several epochs; a rewrite moves them all at once. Every stream reads back whole, from its middle
+// and event by event after each round and after reopening, the tails' state counts the runs they
+// hold, and the index equals a rebuild (openChecked).
 func TestTailRuns(t *testing.T) {
 	opts := testOptions()
+	opts.tailMergeMin = 2
 	s, dir := openChecked(t, opts)
 	const streams = 5
 	keys := make([]StreamKey, streams)
@@ -34,16 +37,21 @@ func TestTailRuns(t *testing.T) {
 		}
 		flushCommitted(t, s)
 	}
-	span := func() tailSpan {
+	state := func() tailState {
 		t.Helper()
-		var sp tailSpan
+		var st tailState
 		if err := s.view(func(tx *bolt.Tx) (err error) {
-			sp, err = readTailSpan(tx.Bucket(bucketMeta))
-			return err
+			if st, err = readTailState(tx.Bucket(bucketMeta)); err != nil {
+				return err
+			}
+			if n := tx.Bucket(bucketTails).Stats().KeyN; st.runs != uint64(n) {
+				t.Fatalf("the tails' state counts %d runs, the bucket holds %d", st.runs, n)
+			}
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		return sp
+		return st
 	}
 	check := func(s *Store, step string) {
 		t.Helper()
@@ -80,17 +88,29 @@ func TestTailRuns(t *testing.T) {
 	}
 
 	round(0) // numbers the streams: runs of this transaction go to the events bucket
-	if sp := span(); !sp.empty() {
-		t.Fatalf("after the streams' first transaction the tails hold epochs %d..%d", sp.lo, sp.hi)
+	if st := state(); !st.empty() {
+		t.Fatalf("after the streams' first transaction the tails hold epochs %d..%d", st.lo, st.hi)
 	}
 	check(s, "round 0")
-	for r := 1; r <= 2*tailEpochs+1; r++ {
+	const rounds = 40
+	sweeps, widest, lo := 0, uint64(0), uint64(0)
+	for r := 1; r <= rounds; r++ {
 		round(r)
-		sp := span()
-		if epochs, want := sp.epochs(), uint64((r-1)%tailEpochs+1); epochs != want {
-			t.Fatalf("after round %d the tails hold %d epochs (%d..%d), want %d", r, epochs, sp.lo, sp.hi, want)
+		st := state()
+		if st.epochs() > tailEpochsMax || st.hi != uint64(r) {
+			t.Fatalf("after round %d the tails hold epochs %d..%d", r, st.lo, st.hi)
 		}
+		if st.lo > lo {
+			sweeps++
+			lo = st.lo
+		}
+		widest = max(widest, st.epochs())
 		check(s, fmt.Sprintf("round %d", r))
+	}
+	// Two runs per transaction, of five streams that take one run each per round: a sweep takes
+	// a few transactions, and every stream's runs wait in the tails meanwhile.
+	if sweeps < 3 || widest < 3 {
+		t.Fatalf("over %d rounds, %d sweeps ended and the tails held at most %d epochs", rounds, sweeps, widest)
 	}
 
 	if _, err := s.Rewrite(keys[0], func(e Event) (NewEvent, error) {
@@ -102,11 +122,11 @@ func TestTailRuns(t *testing.T) {
 		want[0][j] = "redacted" + want[0][j][len("added"):]
 	}
 	flushCommitted(t, s)
-	if sp := span(); !sp.empty() {
-		t.Fatalf("after a rewrite the tails hold epochs %d..%d", sp.lo, sp.hi)
+	if st := state(); !st.empty() || st.runs != 0 {
+		t.Fatalf("after a rewrite the tails hold epochs %d..%d, %d runs", st.lo, st.hi, st.runs)
 	}
 	check(s, "rewritten")
-	round(2*tailEpochs + 2)
+	round(rounds + 1)
 	check(s, "appended after the rewrite")
 	check(reopen(t, s, dir, opts), "reopened")
 }
@@ -148,5 +168,74 @@ func TestReadStopsBeforeTails(t *testing.T) {
 		if (entered > 0) != c.wantEntered {
 			t.Errorf("%s: the reads entered the tails %d times, want entered=%v", c.k, entered, c.wantEntered)
 		}
+	}
+}
+
+// TestTailEpochsMax fills the span to tailEpochsMax, as tails that pile up faster than the
+// rolling merge moves them would: the transaction's first tail run then merges them all, so a
+// read never seeks more epochs than that.
+func TestTailEpochsMax(t *testing.T) {
+	db := openEmptyIndex(t)
+	entry := func(idx uint64) []byte {
+		e := make([]byte, entrySize)
+		binary.BigEndian.PutUint64(e, idx)
+		binary.BigEndian.PutUint64(e[8:], idx)
+		return e
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		x, err := newIndexTx(tx, nil, nil, Options{}.tuning(), newKnownStreams().hashKey)
+		if err != nil {
+			return err
+		}
+		for e := uint64(1); e <= tailEpochsMax; e++ {
+			if err := x.tails.Put(tailKey(nil, e, 1, e), entry(e)); err != nil {
+				return err
+			}
+		}
+		x.tailState = tailState{tailSpan: tailSpan{lo: 1, hi: tailEpochsMax}, runs: tailEpochsMax, sweep: 1}
+		x.numberedBefore = 1
+		if err := x.writeRun(1, tailEpochsMax+1, entry(tailEpochsMax+1), true); err != nil {
+			return err
+		}
+		return x.finish()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		st, err := readTailState(tx.Bucket(bucketMeta))
+		if err != nil {
+			return err
+		}
+		if want := (tailState{tailSpan: tailSpan{lo: tailEpochsMax + 1, hi: tailEpochsMax + 1}, runs: 1, sweep: tailEpochsMax + 1}); st != want {
+			t.Errorf("tails state %+v, want %+v", st, want)
+		}
+		if n := tx.Bucket(bucketEvents).Stats().KeyN; n != 1 {
+			t.Errorf("the events bucket holds %d runs, want the merged one", n)
+		}
+		runs, err := eventRunsOf(tx)
+		if err != nil {
+			return err
+		}
+		w, err := walkRuns(runs, 1, 1)
+		if err != nil {
+			return err
+		}
+		for want := uint64(1); ; want++ {
+			idx, e, ok, err := w.next()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				if want != tailEpochsMax+2 {
+					t.Errorf("the walk ended before event %d", want)
+				}
+				return nil
+			}
+			if idx != want || binary.BigEndian.Uint64(e) != want {
+				t.Fatalf("event %d: index %d, entry %x", want, idx, e)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
