@@ -30,7 +30,8 @@ type indexTx struct {
 	tailsChanged   bool
 	// recent holds the names not yet merged into the names bucket, as of the transaction's start
 	// (the caller adds newNames to it once the transaction commits, see committed); tuning
-	// holds the least number of recent names that makes finish merge them.
+	// holds the least number of recent names that makes finish merge them, and the fewest tail
+	// runs its share of the rolling merge moves.
 	recent *recentNames
 	tuning indexTuning
 	// newNames are the streams this transaction numbered; merged says that finish put them and

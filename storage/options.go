@@ -29,8 +29,8 @@ type Options struct {
 	// overlayMaxEntries replaces overlayMaxEntries when it is positive: tests make it small, so
 	// that a few commits fill the overlay.
 	overlayMaxEntries int
-	// tailMergeMin replaces tailMergeMin when it is positive: tests make it small, so that their
-	// few streams' tail runs stay in the tails for more than one transaction.
+	// tailMergeMin replaces tailMergeMin when it is positive: tests make it small, so that a
+	// sweep of the rolling merge over their few streams takes several transactions.
 	tailMergeMin int
 }
 
