@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -237,5 +238,41 @@ func TestTailEpochsMax(t *testing.T) {
 		}
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTailStateValues reads back tails states that decode but cannot describe any tails: each is
+// ErrBadIndex, which Open answers with a rebuild, rather than a span that would hide runs.
+func TestTailStateValues(t *testing.T) {
+	db := openEmptyIndex(t)
+	span := func(lo, hi uint64) tailSpan { return tailSpan{lo: lo, hi: hi} }
+	for _, c := range []struct {
+		name  string
+		state tailState
+		ok    bool
+	}{
+		{"empty", emptyTails, true},
+		{"mid-sweep", tailState{tailSpan: span(3, 9), runs: 40, next: 17, sweep: 6}, true},
+		{"sweep of the next epoch", tailState{tailSpan: span(3, 9), runs: 40, sweep: 10}, true},
+		{"epoch zero", tailState{tailSpan: span(0, 9), sweep: 1}, false},
+		{"lo past hi+1", tailState{tailSpan: span(11, 9), sweep: 11}, false},
+		{"sweep before lo", tailState{tailSpan: span(3, 9), runs: 1, sweep: 2}, false},
+		{"sweep past hi+1", tailState{tailSpan: span(3, 9), runs: 1, sweep: 11}, false},
+		{"runs in an empty span", tailState{tailSpan: span(10, 9), runs: 1, sweep: 10}, false},
+	} {
+		var got tailState
+		err := db.Update(func(tx *bolt.Tx) (err error) {
+			if err := tx.Bucket(bucketMeta).Put(metaTailsKey, c.state.marshal()); err != nil {
+				return err
+			}
+			got, err = readTailState(tx.Bucket(bucketMeta))
+			return err
+		})
+		switch {
+		case c.ok && (err != nil || got != c.state):
+			t.Errorf("%s: read %+v, %v; want %+v", c.name, got, err, c.state)
+		case !c.ok && !errors.Is(err, ErrBadIndex):
+			t.Errorf("%s: got %v, want ErrBadIndex", c.name, err)
+		}
 	}
 }
