@@ -574,9 +574,10 @@ func freshStream(r *record, k StreamKey, hint int) bool {
 }
 
 // await waits until the record is durable and visible, or the store failed. The committer of a
-// record that was alone writes its log group and publishes it itself (writeLocked), unless the
-// flusher or the publisher, woken by a later commit, got there first; either way the record is
-// published exactly once, under pubMu.
+// record that was alone writes its log group itself (writeLocked), which publishes it as the fsync
+// returns, unless the flusher (woken by a later commit) or the publisher got there first; its own
+// publishDurable then finds nothing left, or answers a failed log with its error. Either way the
+// record is published exactly once, under pubMu.
 func (s *Store) await(a *applied) error {
 	if a.alone {
 		a.pending.Flush()
@@ -587,5 +588,5 @@ func (s *Store) await(a *applied) error {
 	return a.err
 }
 
-// wakePool recycles the channels committers wait on; the publisher sends on each exactly once.
+// wakePool recycles the channels committers wait on; publishDurable sends on each exactly once.
 var wakePool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}

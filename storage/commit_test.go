@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -129,6 +132,59 @@ func TestLoneCommitPublishesItself(t *testing.T) {
 	}
 	if got := s.wal.Stats().Groups; got < 20 {
 		t.Fatalf("%d log groups for 20 sequential commits, want one each", got)
+	}
+}
+
+// Concurrent commits are published by the goroutine that writes their group to the log, as its
+// fsync returns (wal.Options.OnDurable), not by the publisher goroutine: with that goroutine
+// stopped, commits from many writers at once still return, each visible to readers when it does.
+func TestLogWriterPublishes(t *testing.T) {
+	s, _ := openChecked(t, testOptions())
+	close(s.pubStop)
+	<-s.pubDone
+	s.pubStop = make(chan struct{}) // for Close, which stops the publisher again
+	var byFlusher atomic.Int64
+	s.pubMu.Lock()
+	s.publishHook = func() {
+		if bytes.Contains(debug.Stack(), []byte("wal.(*Log).flushLoop")) {
+			byFlusher.Add(1)
+		}
+	}
+	s.pubMu.Unlock()
+	const writers, commits = 16, 20
+	done := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			k := key("order", fmt.Sprintf("o%d", w))
+			for i := range commits {
+				if _, err := appendOne(s, k, Expect{Kind: Exactly, Length: uint64(i)}, ev("had_item_added", i)); err != nil {
+					done <- err
+					return
+				}
+				if n, err := s.Length(k); err != nil || n != uint64(i+1) {
+					done <- fmt.Errorf("%s after commit %d: Length = %d, %v", k, i, n, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range writers {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			// Restart the publisher so that the stuck commits, and Close, can finish.
+			s.pubDone = make(chan struct{})
+			go s.publisher()
+			t.Fatal("commits did not return without the publisher goroutine")
+		}
+	}
+	if byFlusher.Load() == 0 {
+		t.Fatal("the log's flusher published no group")
 	}
 }
 

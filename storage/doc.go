@@ -111,17 +111,19 @@
 // # Concurrency
 //
 // Every method is safe for concurrent use. The commit lock (Store.mu) covers only in-memory work
-// and wal.Write; fsync waits happen outside it: one publisher goroutine waits for each group
-// commit, publishes the group to the overlay in log order and wakes its committers, each on a
-// channel taken from a pool. A commit whose expectation fails waits until the publisher has
-// published the record it lost to (Store.published), so that a conflict reports only lengths
-// readers see. Everything else a commit needs happens before the lock: data and metadata that are
-// already canonical (canonical.IsCanonical, the common case) are used as they are, without a copy
-// until encoding, and a commit of one event allocates its working set (record, offsets, publication
-// state) at once. It hashes its streams before the lock too; under the lock it reads the commit
+// and wal.Write; fsync waits happen outside it: the goroutine that writes a group to the log (its
+// flusher, or a lone committer) publishes the group to the overlay in log order as the fsync
+// returns (wal.Options.OnDurable) and wakes its committers, each on a channel taken from a pool;
+// a publisher goroutine, woken with each group, answers with the error when the log fails. A
+// commit whose expectation fails waits until the record it lost to has been published
+// (Store.published), so that a conflict reports only lengths readers see. Everything else a
+// commit needs happens before the lock: data and metadata that are already canonical
+// (canonical.IsCanonical, the common case) are used as they are, without a copy until encoding,
+// and a commit of one event allocates its working set (record, offsets, publication state) at
+// once. It hashes its streams before the lock too; under the lock it reads the commit
 // view's entries for all of them in one pass before looking them up one by one (commitView.touch),
 // so that the processor waits for memory once for all of a record's streams instead of once for
-// each, and the publisher does the same with a generation's streams. The commit view keeps the
+// each, and publishing does the same with a generation's streams. The commit view keeps the
 // heads of recently written streams and, once it grows past its bound, forgets the least recently written of those already in bbolt, a few at each new
 // stream (commit_view.go), so its size follows the write rate, not the number of streams, and no
 // commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only

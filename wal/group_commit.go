@@ -233,7 +233,7 @@ func (l *Log) flushLoop() {
 }
 
 // flushGroup takes the group being filled, with mu held and a group in it, releases mu, writes
-// and fsyncs the group and wakes its waiters. A Flush that wrote it wakes the flusher if
+// and fsyncs the group, calls OnDurable and wakes its waiters. A Flush that wrote it wakes the flusher if
 // another group filled meanwhile or the log is closing.
 func (l *Log) flushGroup() {
 	buf, parts, seq, end := l.mu.buf, l.mu.parts, l.mu.seq, l.mu.next
@@ -251,6 +251,9 @@ func (l *Log) flushGroup() {
 			l.durable.Store(end.Uint64())
 			l.stats.records.Add(uint64(records))
 			l.stats.groups.Add(1)
+			if l.onDurable != nil {
+				l.onDurable()
+			}
 			l.publish(seq)
 		}
 	}

@@ -22,6 +22,7 @@ type Log struct {
 	prealloc  int64 // how far ahead of the writer the active segment is zero-filled; 0: never
 	noSync    bool
 	logger    *slog.Logger
+	onDurable func() // Options.OnDurable
 
 	// table is what readers see of the segments; they load it and never take a lock.
 	table atomic.Pointer[segTable]
@@ -99,6 +100,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		prealloc:    max(cmp.Or(opts.Prealloc, DefaultPrealloc), 0),
 		noSync:      opts.NoSync,
 		logger:      opts.Logger,
+		onDurable:   opts.OnDurable,
 		flusherDone: make(chan struct{}),
 	}
 	if l.logger == nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -163,6 +164,74 @@ func TestFlushWritesALoneGroup(t *testing.T) {
 	l2 := mustOpen(t, ddDir, Options{FS: fs.crash(0)})
 	if got := scanAll(t, l2); len(got) != 5 {
 		t.Fatalf("after a crash: %d records, want the 5 flushed", len(got))
+	}
+}
+
+// OnDurable runs once per group written, by the flusher or by a Flush, after the group's fsync
+// (End covers it) and before its waiters wake, with no lock of the log held.
+func TestOnDurable(t *testing.T) {
+	fs := newCrashFS()
+	var l *Log
+	var calls atomic.Int64
+	var seen atomic.Uint64 // the End the last call saw
+	// checkLocks is set once only the test writes: then no one else can hold a lock of the log.
+	var checkLocks, locked atomic.Bool
+	l = mustOpen(t, ddDir, Options{FS: fs, OnDurable: func() {
+		calls.Add(1)
+		seen.Store(l.End().Uint64())
+		if !checkLocks.Load() {
+			return
+		}
+		if !l.mu.TryLock() {
+			locked.Store(true)
+			return
+		}
+		l.mu.Unlock()
+		if !l.sync.TryLock() {
+			locked.Store(true)
+			return
+		}
+		l.sync.Unlock()
+	}})
+	covered := func(p *Pending) bool { return p.Pos().Less(PosFromUint64(seen.Load())) }
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				p := l.Write(1, testPayload(w*100+i, 60))
+				if err := p.Wait(); err != nil {
+					errs <- err
+					return
+				}
+				if !covered(p) {
+					errs <- fmt.Errorf("record at %v woken before OnDurable saw it durable (it saw %v)", p.Pos(), PosFromUint64(seen.Load()))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkLocks.Store(true)
+	for i := range 3 {
+		waitFlusherIdle(t, l)
+		before := calls.Load()
+		p := l.WriteDeferred(1, testPayload(1000+i, 60))
+		p.Flush()
+		if calls.Load() != before+1 || !covered(p) {
+			t.Fatalf("Flush of a lone group: OnDurable called %d times, saw %v; want once, past %v", calls.Load()-before, PosFromUint64(seen.Load()), p.Pos())
+		}
+	}
+	if st := l.Stats(); uint64(calls.Load()) != st.Groups {
+		t.Fatalf("OnDurable called %d times for %d groups", calls.Load(), st.Groups)
+	}
+	if locked.Load() {
+		t.Fatal("OnDurable ran with a lock of the log held")
 	}
 }
 
