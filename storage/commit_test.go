@@ -79,9 +79,10 @@ func TestSharedMetadata(t *testing.T) {
 	}
 }
 
-// holdPublisher makes the publisher wait before each group of records until releaseAll is
-// called; held receives a value when a group is waiting. releaseAll runs at the test's cleanup at
-// the latest, before the store's close, which waits for the held commits.
+// holdPublisher makes publication wait before each group of records until releaseAll is called,
+// in whichever goroutine publishes (the log's writer or the publisher); held receives a value
+// when a group is waiting. releaseAll runs at the test's cleanup at the latest, before the
+// store's close, which waits for the held commits.
 func holdPublisher(t *testing.T, s *Store) (held <-chan struct{}, releaseAll func()) {
 	h, release := make(chan struct{}, 1), make(chan struct{})
 	var releaseOnce sync.Once

@@ -102,9 +102,10 @@ type Store struct {
 	// positions ahead (hinted) and in Event once it has read the index entry (entry), where tests
 	// move or drop the records.
 	stepHook func(step string)
-	// publishHook, set only by tests (holding pubMu: the publisher may be on its way to publish
-	// records of earlier commits), runs in publishDurable with pubMu held, once it has taken
-	// records to publish and before readers see them; tests block in it to keep them unseen.
+	// publishHook, set only by tests (holding pubMu: the log's writer or the publisher may be on
+	// its way to publish records of earlier commits), runs in publishDurable with pubMu held,
+	// once it has taken records to publish and before readers see them; tests block in it to
+	// keep them unseen.
 	publishHook func()
 }
 

@@ -233,8 +233,8 @@ func (l *Log) flushLoop() {
 }
 
 // flushGroup takes the group being filled, with mu held and a group in it, releases mu, writes
-// and fsyncs the group, calls OnDurable and wakes its waiters. A Flush that wrote it wakes the flusher if
-// another group filled meanwhile or the log is closing.
+// and fsyncs the group, calls OnDurable and wakes its waiters. A Flush that wrote it wakes the
+// flusher if another group filled meanwhile or the log is closing.
 func (l *Log) flushGroup() {
 	buf, parts, seq, end := l.mu.buf, l.mu.parts, l.mu.seq, l.mu.next
 	records := l.mu.count.Swap(0)

@@ -18,7 +18,7 @@ type Options struct {
 	FS                FS           // nil = the operating system's filesystem; tests inject one that can crash
 	// OnDurable, when set, is called by whoever wrote a group (the flusher, or a Flush) after
 	// the group's fsync, once End covers it, and before its waiters are woken. It runs with no
-	// lock of the log held, in the goroutine that writes the next group, so it must be short and
-	// must neither write to the log nor wait for it. doc.go says what it is for.
+	// lock of the log held, but no other group is written until it returns, so it must be short
+	// and must neither write to the log nor wait for it. doc.go says what it is for.
 	OnDurable func()
 }
