@@ -48,8 +48,8 @@ func applyGCDefault(getenv func(string) string) {
 // core, unless the environment sets GOMAXPROCS. With every processor busy, a goroutine made
 // runnable waits in the run queue for the scheduler's 10 ms slices, and the store's pipeline is
 // goroutines that wake often and hold others up while they wait: the log's flusher returning
-// from fdatasync, the publisher that acknowledges a flushed group, the indexer inside bbolt's
-// transaction commit (bursts of hundreds of milliseconds that cannot yield). With spare
+// from fdatasync to acknowledge the flushed group (the publisher did that when these figures
+// were taken), the indexer inside bbolt's transaction commit (bursts of hundreds of milliseconds that cannot yield). With spare
 // processors the kernel, which runs a thread woken from I/O promptly, shares the cores among
 // them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one spare took 64
 // connections writing to fresh aggregates about 5% higher than none (ten 15-second runs each);
