@@ -1,8 +1,10 @@
 package storage
 
 import (
-	"cmp"
+	"bytes"
+	"hash/maphash"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -23,12 +25,33 @@ import (
 // stream rewrote a page per stream. With writes to fresh aggregates from 64 connections and
 // 500,000 streams already written, putting the heads by key cost the indexer about a third of its
 // time.
+//
+// The set is kept free of pointers, so that the collector does not trace it: up to namesMergeMax
+// names gather between merges, and as a map keyed by StreamKey (two strings each, which also kept
+// the strings of every new stream alive) the set took about a quarter of the heap the collector
+// marked under orders to new streams, and its look-ups and insertions, hashing both strings of a
+// key into a table of tens of megabytes, 2.4% of the server's processor time.
 type recentNames struct {
-	mu  sync.RWMutex
-	nos map[StreamKey]uint64 // protected by mu
-	// sorted holds keys of nos in key order and unsorted the ones added since; a listing sorts
-	// them together when it needs them. Protected by mu.
-	sorted, unsorted []StreamKey
+	mu sync.RWMutex
+	// hash hashes a stream key for first; a field so that tests can make keys collide.
+	hash func(StreamKey) uint64
+	// first maps a key's hash to 1 + the index in names of the last name added with that hash;
+	// names of equal hashes are chained through recentName.next. Protected by mu.
+	first map[uint64]uint32
+	names []recentName // protected by mu
+	// keys holds each name's type and id, back to back, where its recentName says. Protected by mu.
+	keys []byte
+	// sorted holds indexes in names in key order and unsorted the ones added since; a listing
+	// sorts them together when it needs them. Protected by mu.
+	sorted, unsorted []uint32
+}
+
+// recentName is a stream's number and where its key is in recentNames.keys.
+type recentName struct {
+	no            uint64
+	at            int
+	typLen, idLen uint32
+	next          uint32 // 1 + the index of the name added before it with the same hash, or 0
 }
 
 // nameEntry is a stream key and the stream's number.
@@ -38,28 +61,54 @@ type nameEntry struct {
 }
 
 // Bounds of the number of recent names that starts a merge. The upper bound caps the memory the
-// set takes (about 130 bytes a name) and a merge's transaction; the lower one keeps a small
-// store from merging a few names at a time.
+// set takes (about 100 bytes a name with a 36-byte id) and a merge's transaction; the lower one
+// keeps a small store from merging a few names at a time.
 const (
 	namesMergeMin = 1 << 16
 	namesMergeMax = 1 << 18
 )
 
 func newRecentNames() *recentNames {
-	return &recentNames{nos: make(map[StreamKey]uint64)}
+	seed := maphash.MakeSeed()
+	return &recentNames{
+		hash:  func(k StreamKey) uint64 { return maphash.Comparable(seed, k) },
+		first: make(map[uint64]uint32),
+	}
+}
+
+func (r *recentNames) typeOf(n *recentName) []byte { return r.keys[n.at : n.at+int(n.typLen)] }
+
+func (r *recentNames) idOf(n *recentName) []byte {
+	at := n.at + int(n.typLen)
+	return r.keys[at : at+int(n.idLen)]
+}
+
+// find returns the index in names of k, whose hash is h, or -1. REQUIRES: r.mu held.
+func (r *recentNames) find(k StreamKey, h uint64) int {
+	for i := r.first[h]; i != 0; i = r.names[i-1].next {
+		n := &r.names[i-1]
+		if string(r.typeOf(n)) == k.Type && string(r.idOf(n)) == k.ID {
+			return int(i - 1)
+		}
+	}
+	return -1
 }
 
 // get returns the number of a recent stream, 0 if the stream is not recent.
 func (r *recentNames) get(k StreamKey) uint64 {
+	h := r.hash(k)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.nos[k]
+	if i := r.find(k, h); i >= 0 {
+		return r.names[i].no
+	}
+	return 0
 }
 
 func (r *recentNames) len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.nos)
+	return len(r.names)
 }
 
 // add records streams a committed transaction numbered.
@@ -70,38 +119,50 @@ func (r *recentNames) add(es []nameEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range es {
-		if _, ok := r.nos[e.key]; !ok {
-			r.unsorted = append(r.unsorted, e.key)
+		h := r.hash(e.key)
+		if i := r.find(e.key, h); i >= 0 {
+			r.names[i].no = e.no
+			continue
 		}
-		r.nos[e.key] = e.no
+		r.names = append(r.names, recentName{
+			no: e.no, at: len(r.keys), typLen: uint32(len(e.key.Type)), idLen: uint32(len(e.key.ID)), next: r.first[h],
+		})
+		r.keys = append(append(r.keys, e.key.Type...), e.key.ID...)
+		r.first[h] = uint32(len(r.names))
+		r.unsorted = append(r.unsorted, uint32(len(r.names)-1))
 	}
 }
 
-// clear forgets every name, once a committed transaction merged them. The map and the list of
-// unsorted keys keep their room for the names that gather until the next merge.
+// clear forgets every name, once a committed transaction merged them. The table, the names and
+// their keys keep their room for the names that gather until the next merge.
 func (r *recentNames) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	clear(r.nos)
-	clear(r.unsorted)
+	clear(r.first)
+	r.names, r.keys = r.names[:0], r.keys[:0]
 	r.sorted, r.unsorted = nil, r.unsorted[:0]
 }
 
-// entries appends every recent name to dst.
+// entries appends every recent name to dst. Their strings share one copy of the keys.
 func (r *recentNames) entries(dst []nameEntry) []nameEntry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for k, no := range r.nos {
-		dst = append(dst, nameEntry{k, no})
+	keys := string(r.keys)
+	for i := range r.names {
+		n := &r.names[i]
+		typEnd := n.at + int(n.typLen)
+		dst = append(dst, nameEntry{StreamKey{Type: keys[n.at:typEnd], ID: keys[typEnd : typEnd+int(n.idLen)]}, n.no})
 	}
 	return dst
 }
 
-func compareKeys(a, b StreamKey) int {
-	if c := cmp.Compare(a.Type, b.Type); c != 0 {
+// compare orders names i and j as the names bucket does (type, then id, as bytes).
+func (r *recentNames) compare(i, j uint32) int {
+	a, b := &r.names[i], &r.names[j]
+	if c := bytes.Compare(r.typeOf(a), r.typeOf(b)); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.ID, b.ID)
+	return bytes.Compare(r.idOf(a), r.idOf(b))
 }
 
 // list returns up to limit ids of recent streams of type typ after cursor, in byte order (the
@@ -110,11 +171,11 @@ func (r *recentNames) list(typ, cursor string, limit int) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.unsorted) > 0 {
-		slices.SortFunc(r.unsorted, compareKeys)
-		merged := make([]StreamKey, 0, len(r.sorted)+len(r.unsorted))
+		slices.SortFunc(r.unsorted, r.compare)
+		merged := make([]uint32, 0, len(r.sorted)+len(r.unsorted))
 		i, j := 0, 0
 		for i < len(r.sorted) || j < len(r.unsorted) {
-			if j == len(r.unsorted) || i < len(r.sorted) && compareKeys(r.sorted[i], r.unsorted[j]) < 0 {
+			if j == len(r.unsorted) || i < len(r.sorted) && r.compare(r.sorted[i], r.unsorted[j]) < 0 {
 				merged = append(merged, r.sorted[i])
 				i++
 			} else {
@@ -122,16 +183,23 @@ func (r *recentNames) list(typ, cursor string, limit int) []string {
 				j++
 			}
 		}
-		r.sorted, r.unsorted = merged, nil
+		r.sorted, r.unsorted = merged, r.unsorted[:0]
 	}
-	from, _ := slices.BinarySearchFunc(r.sorted, StreamKey{Type: typ, ID: cursor}, compareKeys)
+	from, _ := slices.BinarySearchFunc(r.sorted, StreamKey{Type: typ, ID: cursor}, func(i uint32, k StreamKey) int {
+		n := &r.names[i]
+		if c := strings.Compare(string(r.typeOf(n)), k.Type); c != 0 {
+			return c
+		}
+		return strings.Compare(string(r.idOf(n)), k.ID)
+	})
 	var out []string
-	for _, k := range r.sorted[from:] {
-		if k.Type != typ || len(out) == limit {
+	for _, i := range r.sorted[from:] {
+		n := &r.names[i]
+		if string(r.typeOf(n)) != typ || len(out) == limit {
 			break
 		}
-		if k.ID > cursor {
-			out = append(out, k.ID)
+		if id := r.idOf(n); string(id) > cursor {
+			out = append(out, string(id))
 		}
 	}
 	return out

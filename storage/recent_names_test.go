@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -203,6 +204,52 @@ func TestReadersFollowStreamsTheIndexerMoves(t *testing.T) {
 		}
 		if runs[i]-runs[i-1] >= runs[i-1]-lo {
 			t.Fatalf("runs %v: run %d is no smaller than the one before it", runs, i)
+		}
+	}
+}
+
+// TestRecentNamesCollide: names whose hashes are equal (here all of them) are told apart by their
+// keys, for a look-up, a number given again, a listing and the entries a merge writes.
+func TestRecentNamesCollide(t *testing.T) {
+	for _, hash := range map[string]func(StreamKey) uint64{
+		"distinct": newRecentNames().hash,
+		"equal":    func(StreamKey) uint64 { return 7 },
+	} {
+		r := newRecentNames()
+		r.hash = hash
+		r.add([]nameEntry{{key("t", "b"), 1}, {key("t", "a"), 2}, {key("u", "a"), 3}, {key("tu", ""), 4}})
+		r.add([]nameEntry{{key("t", "c"), 5}, {key("t", "a"), 6}})
+		for k, want := range map[StreamKey]uint64{
+			key("t", "a"): 6, key("t", "b"): 1, key("t", "c"): 5, key("u", "a"): 3, key("tu", ""): 4,
+			key("t", "d"): 0, key("tua", ""): 0, key("t", "ab"): 0,
+		} {
+			if got := r.get(k); got != want {
+				t.Errorf("get(%s) = %d, want %d", k, got, want)
+			}
+		}
+		if n := r.len(); n != 5 {
+			t.Errorf("len = %d, want 5", n)
+		}
+		if got := r.list("t", "", 10); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Errorf("list of t: %v", got)
+		}
+		r.add([]nameEntry{{key("t", "aa"), 7}})
+		if got := r.list("t", "a", 2); !slices.Equal(got, []string{"aa", "b"}) {
+			t.Errorf("list of t after a: %v", got)
+		}
+		es := r.entries(nil)
+		slices.SortFunc(es, func(a, b nameEntry) int { return cmp.Compare(a.no, b.no) })
+		want := []nameEntry{{key("t", "b"), 1}, {key("u", "a"), 3}, {key("tu", ""), 4}, {key("t", "c"), 5}, {key("t", "a"), 6}, {key("t", "aa"), 7}}
+		if !slices.Equal(es, want) {
+			t.Errorf("entries: %v, want %v", es, want)
+		}
+		r.clear()
+		if n, no := r.len(), r.get(key("t", "a")); n != 0 || no != 0 {
+			t.Errorf("after clear: len %d, t:a numbered %d", n, no)
+		}
+		r.add([]nameEntry{{key("t", "z"), 8}})
+		if got := r.list("t", "", 10); !slices.Equal(got, []string{"z"}) || r.get(key("t", "z")) != 8 {
+			t.Errorf("after clear and add: list %v, t:z numbered %d", got, r.get(key("t", "z")))
 		}
 	}
 }
