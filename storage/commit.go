@@ -287,6 +287,7 @@ func (s *Store) commitPrepared(p *prepared) (CommitResult, error) {
 		g := &p.rec.groups[i]
 		g.hash = s.known.hashKey(g.stream)
 	}
+	s.known.touch(p.rec.groups)
 	s.mu.Lock()
 	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()
