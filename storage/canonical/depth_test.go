@@ -1,6 +1,9 @@
 package canonical
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDepth(t *testing.T) {
 	for _, c := range []struct {
@@ -24,7 +27,8 @@ func TestDeeperThan(t *testing.T) {
 	}{
 		{`{}`, 0, true}, {`{}`, 1, false}, {`[[]]`, 1, true}, {`[[]]`, 2, false},
 		{`[[[1]]]`, 2, true}, {`[[[1]]]`, 3, false}, {`{"a":"[[[[[[[[[["}`, 1, false},
-		{`{"quantity":1}`, 100, false},
+		{`{"quantity":1}`, 100, false}, {`[` + strings.Repeat(`"abc",`, 50) + `1]`, 3, false},
+		{`[[` + strings.Repeat(`"{[",`, 50) + `1]]`, 3, false}, {`[[[[` + strings.Repeat(`"x",`, 50) + `1]]]]`, 3, true},
 	} {
 		if got := DeeperThan([]byte(c.src), c.n); got != c.want {
 			t.Errorf("DeeperThan(%s, %d) = %v, want %v", c.src, c.n, got, c.want)
