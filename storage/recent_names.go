@@ -26,11 +26,11 @@ import (
 // 500,000 streams already written, putting the heads by key cost the indexer about a third of its
 // time.
 //
-// The set is kept free of pointers, so that the collector does not trace it: up to namesMergeMax
-// names gather between merges, and as a map keyed by StreamKey (two strings each, which also kept
-// the strings of every new stream alive) the set took about a quarter of the heap the collector
-// marked under orders to new streams, and its look-ups and insertions, hashing both strings of a
-// key into a table of tens of megabytes, 2.4% of the server's processor time.
+// The set is kept free of pointers, so that the collector does not trace it. Up to namesMergeMax
+// names gather between merges. As a map keyed by StreamKey (two strings each, which also kept the
+// strings of every new stream alive) the set was about a quarter of the live heap under orders to
+// new streams, all of it for the collector to trace; and its look-ups and insertions, hashing
+// both strings of a key into a table of tens of megabytes, took 2.4% of the server's processor.
 type recentNames struct {
 	mu sync.RWMutex
 	// hash hashes a stream key for first; a field so that tests can make keys collide.
@@ -61,8 +61,8 @@ type nameEntry struct {
 }
 
 // Bounds of the number of recent names that starts a merge. The upper bound caps the memory the
-// set takes (about 100 bytes a name with a 36-byte id) and a merge's transaction; the lower one
-// keeps a small store from merging a few names at a time.
+// set takes (100 to 140 bytes a name with a 36-byte id, as its slices grow) and a merge's
+// transaction; the lower one keeps a small store from merging a few names at a time.
 const (
 	namesMergeMin = 1 << 16
 	namesMergeMax = 1 << 18
@@ -125,7 +125,8 @@ func (r *recentNames) add(es []nameEntry) {
 			continue
 		}
 		r.names = append(r.names, recentName{
-			no: e.no, at: len(r.keys), typLen: uint32(len(e.key.Type)), idLen: uint32(len(e.key.ID)), next: r.first[h],
+			no: e.no, at: len(r.keys), next: r.first[h],
+			typLen: uint32(len(e.key.Type)), idLen: uint32(len(e.key.ID)),
 		})
 		r.keys = append(append(r.keys, e.key.Type...), e.key.ID...)
 		r.first[h] = uint32(len(r.names))
@@ -151,7 +152,8 @@ func (r *recentNames) entries(dst []nameEntry) []nameEntry {
 	for i := range r.names {
 		n := &r.names[i]
 		typEnd := n.at + int(n.typLen)
-		dst = append(dst, nameEntry{StreamKey{Type: keys[n.at:typEnd], ID: keys[typEnd : typEnd+int(n.idLen)]}, n.no})
+		k := StreamKey{Type: keys[n.at:typEnd], ID: keys[typEnd : typEnd+int(n.idLen)]}
+		dst = append(dst, nameEntry{k, n.no})
 	}
 	return dst
 }
@@ -185,13 +187,14 @@ func (r *recentNames) list(typ, cursor string, limit int) []string {
 		}
 		r.sorted, r.unsorted = merged, r.unsorted[:0]
 	}
-	from, _ := slices.BinarySearchFunc(r.sorted, StreamKey{Type: typ, ID: cursor}, func(i uint32, k StreamKey) int {
-		n := &r.names[i]
-		if c := strings.Compare(string(r.typeOf(n)), k.Type); c != 0 {
-			return c
-		}
-		return strings.Compare(string(r.idOf(n)), k.ID)
-	})
+	from, _ := slices.BinarySearchFunc(r.sorted, StreamKey{Type: typ, ID: cursor},
+		func(i uint32, k StreamKey) int {
+			n := &r.names[i]
+			if c := strings.Compare(string(r.typeOf(n)), k.Type); c != 0 {
+				return c
+			}
+			return strings.Compare(string(r.idOf(n)), k.ID)
+		})
 	var out []string
 	for _, i := range r.sorted[from:] {
 		n := &r.names[i]
