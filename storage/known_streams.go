@@ -113,7 +113,7 @@ func (f *knownStreams) addLocked(h uint64) {
 // touch reads the first word of each group's block in every stage, so that the look-ups of a
 // record's streams under the commit lock find their blocks in the processor's caches. A look-up of
 // a new stream reads a block in every stage, and one after the other those reads each wait for
-// memory (a stage per doubling: six at two million streams); these do not depend on one another,
+// memory (a stage per doubling: five at two million streams); these do not depend on one another,
 // so the processor waits for them together. For a record of one stream there is nothing to
 // overlap.
 func (f *knownStreams) touch(groups []recGroup) {

@@ -27,8 +27,11 @@ func TestDeeperThan(t *testing.T) {
 	}{
 		{`{}`, 0, true}, {`{}`, 1, false}, {`[[]]`, 1, true}, {`[[]]`, 2, false},
 		{`[[[1]]]`, 2, true}, {`[[[1]]]`, 3, false}, {`{"a":"[[[[[[[[[["}`, 1, false},
-		{`{"quantity":1}`, 100, false}, {`[` + strings.Repeat(`"abc",`, 50) + `1]`, 3, false},
-		{`[[` + strings.Repeat(`"{[",`, 50) + `1]]`, 3, false}, {`[[[[` + strings.Repeat(`"x",`, 50) + `1]]]]`, 3, true},
+		{`{"quantity":1}`, 100, false},
+		// Longer than 2n+2 bytes: few brackets, many inside strings, and deep.
+		{`[` + strings.Repeat(`"abc",`, 50) + `1]`, 3, false},
+		{`[[` + strings.Repeat(`"{[",`, 50) + `1]]`, 3, false},
+		{`[[[[` + strings.Repeat(`"x",`, 50) + `1]]]]`, 3, true},
 	} {
 		if got := DeeperThan([]byte(c.src), c.n); got != c.want {
 			t.Errorf("DeeperThan(%s, %d) = %v, want %v", c.src, c.n, got, c.want)
