@@ -239,7 +239,10 @@ func TestRecentNamesCollide(t *testing.T) {
 		}
 		es := r.entries(nil)
 		slices.SortFunc(es, func(a, b nameEntry) int { return cmp.Compare(a.no, b.no) })
-		want := []nameEntry{{key("t", "b"), 1}, {key("u", "a"), 3}, {key("tu", ""), 4}, {key("t", "c"), 5}, {key("t", "a"), 6}, {key("t", "aa"), 7}}
+		want := []nameEntry{
+			{key("t", "b"), 1}, {key("u", "a"), 3}, {key("tu", ""), 4},
+			{key("t", "c"), 5}, {key("t", "a"), 6}, {key("t", "aa"), 7},
+		}
 		if !slices.Equal(es, want) {
 			t.Errorf("entries: %v, want %v", es, want)
 		}

@@ -49,9 +49,9 @@ func applyGCDefault(getenv func(string) string) {
 // runnable waits in the run queue for the scheduler's 10 ms slices, and the store's pipeline is
 // goroutines that wake often and hold others up while they wait: the log's flusher returning
 // from fdatasync to acknowledge the flushed group (the publisher did that when these figures
-// were taken), the indexer inside bbolt's transaction commit (bursts of hundreds of milliseconds that cannot yield). With spare
-// processors the kernel, which runs a thread woken from I/O promptly, shares the cores among
-// them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one spare took 64
+// were taken), the indexer inside bbolt's transaction commit (bursts of hundreds of
+// milliseconds that cannot yield). With spare processors the kernel, which runs a thread woken
+// from I/O promptly, shares the cores among them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one spare took 64
 // connections writing to fresh aggregates about 5% higher than none (ten 15-second runs each);
 // two spares took orders of ten items from 7,681 to 8,746/s and over the catalog from 7,026 to
 // 7,886/s against one (three pairs of 8-second runs, every run with two above every run with
