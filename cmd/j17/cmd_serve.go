@@ -47,33 +47,31 @@ func applyGCDefault(getenv func(string) string) {
 // spareProcs is how many Go processors the server runs beyond the runtime's default of one per
 // core, unless the environment sets GOMAXPROCS. With every processor busy, a goroutine made
 // runnable waits in the run queue for the scheduler's 10 ms slices, and the store's pipeline is
-// goroutines that wake often and hold others up while they wait: the log's flusher returning
-// from fdatasync to acknowledge the flushed group (the publisher did that when these figures
-// were taken), the indexer inside bbolt's transaction commit (bursts of hundreds of
-// milliseconds that cannot yield). With spare processors the kernel, which runs a thread woken
-// from I/O promptly, shares the cores among them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one spare took 64
-// connections writing to fresh aggregates about 5% higher than none (ten 15-second runs each);
-// two spares took orders of ten items from 7,681 to 8,746/s and over the catalog from 7,026 to
-// 7,886/s against one (three pairs of 8-second runs, every run with two above every run with
-// one), while single writes at 1, 16, 64 and 256 connections, batches, OCC contention, reads
-// and the mixed load stayed within the runs' spread (two or three pairs each). Six spares
-// (eight processors on 2 cores) took orders to new streams from 8,353 to 9,482/s against two
-// (four pairs, every run with six above the run with two beside it), and in two pairs each
-// single writes at 64 connections from 30,584 to 34,413/s, the mixed load from 32,150 to
-// 35,259/s and single writes at 1 connection from 4,623 to 5,018/s; orders over the catalog
-// (9,358 against 9,449/s in eight pairs), single writes at 16 connections and batches (four
-// pairs each) stayed within the runs' spread. Sixteen processors did worse than eight (three
-// pairs).
+// goroutines that wake often and hold others up while they wait: the log's flusher returning from
+// fdatasync to acknowledge the flushed group (the publisher did that when these figures were
+// taken), the indexer inside bbolt's transaction commit (bursts of hundreds of milliseconds that
+// cannot yield). With spare processors the kernel, which runs a thread woken from I/O promptly,
+// shares the cores among them instead. On 2 cores, in alternated runs of bench/cmd/loadgen: one
+// spare took 64 connections writing to fresh aggregates about 5% higher than none (ten 15-second
+// runs each); two spares took orders of ten items from 7,681 to 8,746/s and over the catalog from
+// 7,026 to 7,886/s against one (three pairs of 8-second runs, every run with two above every run
+// with one), while single writes at 1, 16, 64 and 256 connections, batches, OCC contention, reads
+// and the mixed load stayed within the runs' spread (two or three pairs each). Six spares (eight
+// processors on 2 cores) took orders to new streams from 8,353 to 9,482/s against two (four pairs,
+// every run with six above the run with two beside it), and in two pairs each single writes at 64
+// connections from 30,584 to 34,413/s, the mixed load from 32,150 to 35,259/s and single writes at
+// 1 connection from 4,623 to 5,018/s; orders over the catalog (9,358 against 9,449/s in eight
+// pairs), single writes at 16 connections and batches (four pairs each) stayed within the runs'
+// spread. Sixteen processors did worse than eight (three pairs).
 //
 // The spares cost tail latency while collections marked for long. A garbage collection runs
 // dedicated mark workers on a quarter of the processors and idle ones on every other processor
-// without work, so with eight processors on 2 cores it takes both cores from the requests while
-// it marks. When the record cache held every committed record, marks took 30-50 ms, and
-// processors equal to the cores took the open-loop p99 of single writes at 16 connections from
-// 48 to 20 ms (medians of five alternated pairs) and orders to new streams down by about a tenth
-// (three pairs). Since only reads fill that cache, marks are short: processors equal to the cores
-// gave that p99 as 11.1 and 4.6 ms against 5.1 and 4.6 ms, with 5-7% fewer writes (two pairs).
-// So the spares stay.
+// without work, so with eight processors on 2 cores it takes both cores from the requests while it
+// marks. When the record cache held every committed record, marks took 30-50 ms, and processors
+// equal to the cores took the open-loop p99 of single writes at 16 connections from 48 to 20 ms
+// (medians of five alternated pairs) and orders to new streams down by about a tenth (three pairs).
+// Since only reads fill that cache, marks are short: processors equal to the cores gave that p99 as
+// 11.1 and 4.6 ms against 5.1 and 4.6 ms, with 5-7% fewer writes (two pairs). So the spares stay.
 const spareProcs = 6
 
 // applyProcsDefault runs spareProcs more Go processors than the runtime's default unless the
