@@ -119,34 +119,35 @@
 // (Store.published), so that a conflict reports only lengths readers see. Everything else a
 // commit needs happens before the lock: data and metadata that are already canonical
 // (canonical.IsCanonical, the common case) are used as they are, without a copy until encoding,
-// and a commit of one event allocates its working set (record, offsets, publication state) at
-// once. It hashes its streams before the lock too; under the lock it reads the commit
-// view's entries for all of them in one pass before looking them up one by one (commitView.touch),
-// so that the processor waits for memory once for all of a record's streams instead of once for
-// each, and publishing does the same with a generation's streams. The commit view keeps the
-// heads of recently written streams and, once it grows past its bound, forgets the least recently written of those already in bbolt, a few at each new
-// stream (commit_view.go), so its size follows the write rate, not the number of streams, and no
-// commit waits for a pass over it. A stream missing from the commit view is searched in bbolt only
-// if the filter of known streams (known_streams.go) may have it, so a commit to a new stream
-// searches nothing; the indexer is told which streams had no head at all when a record was
-// committed, so it does not search bbolt for them either. The overlay and the record cache keep
-// records and a stream's events in windows (window.go), slices that slide with the lsns and indexes
-// they hold. A reader finds a stream's number in the recent names (recent_names.go) before it
-// begins its bbolt transaction, and in the names bucket's runs (name_runs.go) otherwise; the
-// indexer adds new streams to the recent names after their transaction commits and before the
-// overlay lets go of them, and empties the set only after a transaction that merged it. A failed
-// log write or index write fails the store for good (ErrFailed): reopening recovers every
-// acknowledged commit. Readers never take the commit lock: they read the overlay under a read lock,
-// bbolt in read transactions, and records from the log or the cache. Position lookups are
-// serialized with compaction by compactMu, so a reader can wait for the index swap of a compaction,
-// never for a commit. Range looks up the positions of a chunk's uncached records in one transaction
-// and uses them only if no compaction has run since (a counter under compactMu). A rewrite of the
-// stream a reader is reading may drop the records its index entries point to; Range and Event then
-// read those entries again (they point at the rewrite's records now) and go on, a few times at
-// most. Every bbolt transaction holds dbMu shared; an index vacuum (Erase only) holds it
-// exclusively just to close, rename and reopen the file. Range calls its callback outside every
-// lock. Decoded records that reads load are kept in a bounded cache keyed by lsn (a record's bytes
-// never change for its lsn), so replaying a recently read stream costs no system call.
+// and a commit of one event allocates its working set (record, offsets, publication state) at once.
+// It hashes its streams before the lock too; under the lock it reads the commit view's entries for
+// all of them in one pass before looking them up one by one (commitView.touch), so that the
+// processor waits for memory once for all of a record's streams instead of once for each, and
+// publishing does the same with a generation's streams. The commit view keeps the heads of recently
+// written streams and, once it grows past its bound, forgets the least recently written of those
+// already in bbolt, a few at each new stream (commit_view.go), so its size follows the write rate,
+// not the number of streams, and no commit waits for a pass over it. A stream missing from the
+// commit view is searched in bbolt only if the filter of known streams (known_streams.go) may have
+// it, so a commit to a new stream searches nothing; the indexer is told which streams had no head
+// at all when a record was committed, so it does not search bbolt for them either. The overlay and
+// the record cache keep records and a stream's events in windows (window.go), slices that slide
+// with the lsns and indexes they hold. A reader finds a stream's number in the recent names
+// (recent_names.go) before it begins its bbolt transaction, and in the names bucket's runs
+// (name_runs.go) otherwise; the indexer adds new streams to the recent names after their
+// transaction commits and before the overlay lets go of them, and empties the set only after a
+// transaction that merged it. A failed log write or index write fails the store for good
+// (ErrFailed): reopening recovers every acknowledged commit. Readers never take the commit lock:
+// they read the overlay under a read lock, bbolt in read transactions, and records from the log or
+// the cache. Position lookups are serialized with compaction by compactMu, so a reader can wait for
+// the index swap of a compaction, never for a commit. Range looks up the positions of a chunk's
+// uncached records in one transaction and uses them only if no compaction has run since (a counter
+// under compactMu). A rewrite of the stream a reader is reading may drop the records its index
+// entries point to; Range and Event then read those entries again (they point at the rewrite's
+// records now) and go on, a few times at most. Every bbolt transaction holds dbMu shared; an index
+// vacuum (Erase only) holds it exclusively just to close, rename and reopen the file. Range calls
+// its callback outside every lock. Decoded records that reads load are kept in a bounded cache
+// keyed by lsn (a record's bytes never change for its lsn), so replaying a recently read stream
+// costs no system call.
 //
 // EventStore is the narrow interface the engine uses, so that another backend can stand behind it.
 package storage
