@@ -129,27 +129,55 @@ func writeScenario(b *strings.Builder, s *Scenario, withCharts bool) {
 
 // againstLine prices each system's requests of s in single-event writes of s.Against.Base's
 // workload, as measured in s's own rounds (s.Reference); empty when s has no Against or no
-// system has figures in both.
+// system has figures in both. Where every round has both runs, it also gives the price round
+// by round: two runs taken seconds apart share the machine's speed of the moment, so their
+// ratio is free of the drift between rounds, which moves both systems' medians alike only in
+// the long run.
 func againstLine(s *Scenario) string {
 	if s.Against == nil || s.Against.EventsPerRequest <= 0 {
 		return ""
 	}
 	measured := func(r Row) bool { return r.Note == "" && r.Failure == "" && r.Median[MetricEventsPerSec] > 0 }
+	perRequest := float64(s.Against.EventsPerRequest)
 	var costs []string
 	for _, r := range s.Rows {
 		j := slices.IndexFunc(s.Reference, func(o Row) bool { return o.System == r.System && measured(o) })
 		if !measured(r) || j < 0 {
 			continue
 		}
-		writes := s.Reference[j].Median[MetricEventsPerSec]
-		requests := r.Median[MetricEventsPerSec] / float64(s.Against.EventsPerRequest)
-		costs = append(costs, fmt.Sprintf("%s %s (%s writes/s)", r.System, FormatNumber(writes/requests), FormatNumber(writes)))
+		ref := s.Reference[j]
+		writes := ref.Median[MetricEventsPerSec]
+		requests := r.Median[MetricEventsPerSec] / perRequest
+		cost := fmt.Sprintf("%s %s (%s writes/s", r.System, FormatNumber(writes/requests), FormatNumber(writes))
+		if rounds := roundCosts(r.Runs, ref.Runs, perRequest); len(rounds) > 1 {
+			cost += fmt.Sprintf("; by round %s to %s, median %s",
+				FormatNumber(slices.Min(rounds)), FormatNumber(slices.Max(rounds)), FormatNumber(medianOf(rounds)))
+		}
+		costs = append(costs, cost+")")
 	}
 	if len(costs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Cost of one request here in single-event writes on the same system: the workload of `%s`, run again in this table's rounds, on each system right after its run here (median events/s of those runs ÷ this table's requests/s): %s.",
+	return fmt.Sprintf("Cost of one request here in single-event writes on the same system: the workload of `%s`, run again in this table's rounds, on each system right after its run here (median events/s of those runs ÷ this table's requests/s; by round, each of those runs ÷ the requests/s of the run just before it): %s.",
 		s.Against.Base, strings.Join(costs, ", "))
+}
+
+// roundCosts returns the price of a request in each round, the reference run's events/s ÷ the
+// same round's requests/s; nil unless every round has both runs, since a round missing one would
+// pair runs minutes apart.
+func roundCosts(runs, refRuns []Sample, perRequest float64) []float64 {
+	if len(runs) != len(refRuns) {
+		return nil
+	}
+	out := make([]float64, len(runs))
+	for i := range runs {
+		requests := runs[i][MetricEventsPerSec] / perRequest
+		if requests <= 0 {
+			return nil
+		}
+		out[i] = refRuns[i][MetricEventsPerSec] / requests
+	}
+	return out
 }
 
 // baseline is j17's figure of the chart metric, against which the peers' figures are set; zero

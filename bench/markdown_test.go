@@ -3,6 +3,7 @@ package bench
 import (
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,31 @@ func TestFormatNumber(t *testing.T) {
 	}{{0, "0"}, {123456.7, "123457"}, {12.345, "12.35"}, {0.01234, "0.012"}, {-250, "-250"}} {
 		if got := FormatNumber(tc.v); got != tc.want {
 			t.Errorf("FormatNumber(%v): got %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+// A round's price pairs the round's two runs; rounds missing a run, or a run without requests,
+// give no prices at all rather than pairs taken minutes apart.
+func TestRoundCosts(t *testing.T) {
+	ev := func(vs ...float64) []Sample {
+		out := make([]Sample, len(vs))
+		for i, v := range vs {
+			out[i] = Sample{MetricEventsPerSec: v}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		runs, ref []Sample
+		want      []float64
+	}{
+		{"paired", ev(1100, 2200, 550), ev(200, 300, 100), []float64{2, 1.5, 2}},
+		{"a round without its reference", ev(1100, 2200), ev(200), nil},
+		{"a run without requests", ev(1100, 0), ev(200, 300), nil},
+	} {
+		if got := roundCosts(tc.runs, tc.ref, 11); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
