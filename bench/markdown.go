@@ -130,9 +130,9 @@ func writeScenario(b *strings.Builder, s *Scenario, withCharts bool) {
 // againstLine prices each system's requests of s in single-event writes of s.Against.Base's
 // workload, as measured in s's own rounds (s.Reference); empty when s has no Against or no
 // system has figures in both. Where every round has both runs, it also gives the price round
-// by round: two runs taken seconds apart share the machine's speed of the moment, so their
-// ratio is free of the drift between rounds, which moves both systems' medians alike only in
-// the long run.
+// by round: a round's two runs, taken seconds apart, share the machine's speed of the moment,
+// so their ratio is free of the drift from round to round, which the two medians cancel only
+// when it reaches both alike.
 func againstLine(s *Scenario) string {
 	if s.Against == nil || s.Against.EventsPerRequest <= 0 {
 		return ""
