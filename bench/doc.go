@@ -9,7 +9,9 @@
 // each run starts once the machine is idle (quiet.go), so that work one system leaves running is
 // not measured against the next. For the same reason the orders, which BENCHMARKS.md prices in
 // single-event writes, run those writes again in their own rounds (Scenario.Reference) instead of
-// borrowing the figure of the write table measured minutes earlier.
+// borrowing the figure of the write table measured minutes earlier; the price is given as the
+// ratio of the two medians and round by round, each round's reference run over the order run just
+// before it.
 //
 // The load generator has two modes. Closed-loop: each connection sends its next request as soon
 // as the previous one is answered; this measures throughput. Open-loop: requests are due at a
