@@ -163,19 +163,20 @@ func againstLine(s *Scenario) string {
 }
 
 // roundCosts returns the price of a request in each round, the reference run's events/s ÷ the
-// same round's requests/s; nil unless every round has both runs, since a round missing one would
-// pair runs minutes apart.
+// same round's requests/s; nil unless every round has both runs, each with events, since a round
+// missing one would pair runs minutes apart, and a reference run without events would price the
+// request at nothing.
 func roundCosts(runs, refRuns []Sample, perRequest float64) []float64 {
 	if len(runs) != len(refRuns) {
 		return nil
 	}
 	out := make([]float64, len(runs))
 	for i := range runs {
-		requests := runs[i][MetricEventsPerSec] / perRequest
-		if requests <= 0 {
+		requests, ref := runs[i][MetricEventsPerSec]/perRequest, refRuns[i][MetricEventsPerSec]
+		if requests <= 0 || ref <= 0 {
 			return nil
 		}
-		out[i] = refRuns[i][MetricEventsPerSec] / requests
+		out[i] = ref / requests
 	}
 	return out
 }

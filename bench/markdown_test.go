@@ -71,6 +71,7 @@ func TestRoundCosts(t *testing.T) {
 		{"paired", ev(1100, 2200, 550), ev(200, 300, 100), []float64{2, 1.5, 2}},
 		{"a round without its reference", ev(1100, 2200), ev(200), nil},
 		{"a run without requests", ev(1100, 0), ev(200, 300), nil},
+		{"a reference run without events", ev(1100, 2200), ev(200, 0), nil},
 	} {
 		if got := roundCosts(tc.runs, tc.ref, 11); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
