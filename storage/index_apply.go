@@ -34,6 +34,9 @@ type indexTx struct {
 	// runs its share of the rolling merge moves.
 	recent *recentNames
 	tuning indexTuning
+	// cache holds the heads earlier transactions looked up (head_cache.go); nil outside the
+	// indexer.
+	cache *headCache
 	// newNames are the streams this transaction numbered; merged says that finish put them and
 	// every recent name into the names bucket.
 	newNames []nameEntry
@@ -194,8 +197,9 @@ type txHead struct {
 	key   StreamKey
 	only  eventRef // where the stream's event is while it has one (see index_codec.go)
 	dirty bool
-	// sameHash is the next head of txHeads whose stream has the same hash.
+	// sameHash is the next head of txHeads whose stream has the same hash, hash.
 	sameHash *txHead
+	hash     uint64
 	// puts counts the stream's puts in pendingEvents; placeEventPuts uses it while it runs.
 	puts int
 	// bucketEnd is the highest event index the events bucket may hold for the stream: its
@@ -481,8 +485,12 @@ func sortNames(es []nameEntry) []nameKey {
 }
 
 // committed hands the transaction's names to the recent names once the transaction committed:
-// its new streams, or the news that every recent name is now in the names bucket.
+// its new streams, or the news that every recent name is now in the names bucket; and the heads
+// of the streams it found numbered to the head cache.
 func (x *indexTx) committed() {
+	if x.cache != nil {
+		x.cache.keep(x.known)
+	}
 	switch {
 	case x.recent == nil:
 	case x.merged:
@@ -721,8 +729,10 @@ func (x *indexTx) head(g *recGroup) (*txHead, error) {
 	}
 	x.slab = x.slab[:len(x.slab)+1]
 	h := &x.slab[len(x.slab)-1]
-	h.key = k
-	if !fresh {
+	h.key, h.hash = k, hash
+	if !fresh && x.cache != nil && x.cache.get(hash, k, h) {
+		x.known = append(x.known, h)
+	} else if !fresh {
 		if err := x.lookupHead(k, h); err != nil {
 			return nil, err
 		}

@@ -83,6 +83,7 @@ type Store struct {
 	// the file, so that no write is lost between the copy and the swap.
 	idxMu      sync.Mutex
 	idxScratch indexScratch // protected by idxMu
+	idxHeads   headCache    // protected by idxMu
 
 	indexed     atomic.Uint64 // lsn of the last record in bbolt
 	indexSignal chan struct{}
@@ -786,6 +787,7 @@ func (s *Store) indexPending(all bool) {
 			if x, err = newIndexTx(tx, &s.idxScratch, s.names, s.opts.tuning(), s.known.hashKey); err != nil {
 				return err
 			}
+			x.cache = &s.idxHeads
 			for _, g := range gens {
 				for _, a := range g.batch {
 					if err := x.apply(a.rec, a.pos); err != nil {
