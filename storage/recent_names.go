@@ -84,8 +84,11 @@ func (r *recentNames) idOf(n *recentName) []byte {
 }
 
 // find returns the index in names of k, whose hash is h, or -1. REQUIRES: r.mu held.
-func (r *recentNames) find(k StreamKey, h uint64) int {
-	for i := r.first[h]; i != 0; i = r.names[i-1].next {
+func (r *recentNames) find(k StreamKey, h uint64) int { return r.findFrom(r.first[h], k) }
+
+// findFrom is find along the chain that starts at first (a value of r.first). REQUIRES: r.mu held.
+func (r *recentNames) findFrom(first uint32, k StreamKey) int {
+	for i := first; i != 0; i = r.names[i-1].next {
 		n := &r.names[i-1]
 		if string(r.typeOf(n)) == k.Type && string(r.idOf(n)) == k.ID {
 			return int(i - 1)
@@ -120,12 +123,15 @@ func (r *recentNames) add(es []nameEntry) {
 	defer r.mu.Unlock()
 	for _, e := range es {
 		h := r.hash(e.key)
-		if i := r.find(e.key, h); i >= 0 {
+		// One look-up of the table serves both the search and the chaining: the table is tens
+		// of megabytes, and each look-up is likely a cache miss.
+		first := r.first[h]
+		if i := r.findFrom(first, e.key); i >= 0 {
 			r.names[i].no = e.no
 			continue
 		}
 		r.names = append(r.names, recentName{
-			no: e.no, at: len(r.keys), next: r.first[h],
+			no: e.no, at: len(r.keys), next: first,
 			typLen: uint32(len(e.key.Type)), idLen: uint32(len(e.key.ID)),
 		})
 		r.keys = append(append(r.keys, e.key.Type...), e.key.ID...)
