@@ -317,7 +317,10 @@ func checkData(ev *spec.Event, data []byte) ([]byte, error) {
 	if canonical.DeeperThan(data, MaxDataDepth) {
 		return nil, problem.At(problem.ErrInvalid, "data", "Event data nests deeper than %d levels", MaxDataDepth)
 	}
-	if ev.Schema == nil {
+	// data is part of a body that bodyObject found to be valid JSON and UTF-8: a schema that takes
+	// every object would only read its syntax again (orders over HTTP spent 1% of the server's
+	// processor time there).
+	if ev.Schema == nil || isObject(data) && ev.Schema.AcceptsEveryObject() {
 		return data, nil
 	}
 	err := ev.Schema.ValidateJSON(data)

@@ -139,6 +139,31 @@ func plan(t *testing.T, meta string) *Plan {
 	return p
 }
 
+// TestSchemaOfEveryObjectAcceptsWhatItWouldCheck: checkData takes the data of an event whose
+// schema accepts every object without running the schema, since the body was found valid JSON
+// already; the outcome must be the schema's own, on data at the edges of JSON.
+func TestSchemaOfEveryObjectAcceptsWhatItWouldCheck(t *testing.T) {
+	sp, rules := loadSpec(t)
+	user, _ := sp.Aggregate("user")
+	ev := user.Events["was_seen"]
+	if !ev.Schema.AcceptsEveryObject() {
+		t.Fatal("was_seen's schema should accept every object")
+	}
+	uid := "a0000000-0000-4000-a000-000000000002"
+	for _, data := range []string{
+		`{}`, `{"a":1}`, `{"a":"\ud800"}`, `{"a":"\u0000"}`, `{"a":1,"a":2}`,
+		`{"n":1e400}`, `{"n":-0.0}`, `{"deep":[[[{"x":[null,true,false]}]]]}`, `{"é":"ü"}`,
+		`[]`, `"text"`, `12`, `null`,
+	} {
+		body := `{"data":` + data + `,` + actor + `}`
+		_, err := Prepare(sp, rules, Input{AggregateType: "user", ID: uid, EventType: "was_seen", Body: []byte(body), Now: time.Unix(100, 0)})
+		schemaErr := ev.Schema.ValidateJSON([]byte(data))
+		if (err == nil) != (schemaErr == nil) {
+			t.Errorf("data %s: Prepare says %v, the schema %v", data, err, schemaErr)
+		}
+	}
+}
+
 func TestCommitConflicts(t *testing.T) {
 	st := openStore(t)
 	if _, err := Commit(st, plan(t, `{"actor":{"type":"user","id":"all"}}`), Options{}); err != nil {
