@@ -145,6 +145,31 @@
 // overwriting blocks already allocated and synced costs about 110 µs here against 180 µs after an
 // append that grows the file, which is what preallocation (above) buys.
 //
+// A group's fsync also costs processor time, not only waiting: on this virtual machine a write of
+// 4 to 16 KiB into preallocated space followed by fdatasync took 127 to 150 µs, 50 to 73 µs of
+// them the kernel's time on the caller's thread (getrusage over 2,000 to 3,000 of them in a row);
+// an fdatasync with nothing to write took 15 µs of 42. Most of it is submitting the I/O to the
+// virtio disk (perf: iowrite16, the queue notification, was 3.5% of both cores under orders of
+// ten items). Under orders, which run out of processor, fuller groups would therefore save
+// processor time; but neither of two ways of filling them raised the rate, and neither did the
+// opposite (bench/'s loadgen, orders to new streams, 3 s runs, alternated sets of three runs;
+// in-process figures from BenchmarkImplicationWrite at 16 writers):
+//   - Holding a group back while the store announced commits on their way to Write (counted from
+//     Store.Commit, or from the engine's write): in process the groups stayed at 4 to 5 records
+//     (30,000 orders: 6,594 groups without, 7,500 and 5,740 with). The committers of the group
+//     just made durable are the ones missing, and they come back only after their answers.
+//   - A minimum of 400 µs between the starts of two groups (the flusher's thread sleeping in
+//     nanosleep with a timer slack of 1 ns; time.Sleep of 50 µs takes about 1 ms here): 7.6
+//     records per group instead of 4.2 over a set's requests (its single writes included), and
+//     neither orders/s nor processor time per order moved beyond the runs' spread in five
+//     alternations.
+//   - A flusher thread at nice -10 (root only) took write and fsync from 233 to 178 µs and
+//     OnDurable from 28 to 19 µs (means over a set's groups): groups shrank from 3.0 to 2.6
+//     records, and the rate stayed where it was (three alternations).
+//
+// Without fsync at all (Options.NoSync) the same orders ran about a quarter faster (two
+// alternations of two runs: 23% and 34%).
+//
 // A writer alone needs no flusher. Write wakes the flusher goroutine, which wakes the writer once
 // the group is durable; the store's committer then also waited for its publisher goroutine. On a
 // virtual machine each such wake-up can cost tens of microseconds (the Go runtime wakes a thread on
