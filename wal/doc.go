@@ -153,7 +153,8 @@
 // ten items). Under orders, which run out of processor, fuller groups would therefore save
 // processor time; but neither of two ways of filling them raised the rate, and neither did the
 // opposite (bench/'s loadgen, orders to new streams, 3 s runs, alternated sets of three runs;
-// in-process figures from BenchmarkImplicationWrite at 16 writers):
+// in-process figures from BenchmarkImplicationWrite's map10/new case run at 16 writers, a count
+// it does not list):
 //   - Holding a group back while the store announced commits on their way to Write (counted from
 //     Store.Commit, or from the engine's write): in process the groups stayed at 4 to 5 records
 //     (30,000 orders: 6,594 groups without, 7,500 and 5,740 with). The committers of the group
