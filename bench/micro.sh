@@ -52,3 +52,6 @@ section "Merging the names of 3.1 million new streams into the index, 131,072 at
 section "The filter of known streams that spares a commit to a new stream its index search" \
 	"recorded: false positives (each one a search of the index under the commit lock), memory and lookup cost at 1 to 100 million streams" \
 	go test -run '^$' -bench '^BenchmarkKnownStreams$' -benchtime "$benchtime" ./storage/
+section "Scheduled events: 100,000 pending, due batches of 10,000" \
+	"recorded: the index's memory per pending schedule; the time to fire a due batch of 10,000 durably, to 10,000 aggregates or all to one (fired in order, one after another), and to rebuild the index of 100,000 at open" \
+	go test -run '^$' -bench '^Benchmark(ScheduledFire|Index)$' -benchtime 5x ./engine/ ./engine/schedule/

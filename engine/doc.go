@@ -24,10 +24,11 @@
 // cancel hook adds a canceled marker for every pending schedule whose cancel_on matches an event
 // of the record. One scheduler goroutine per Engine (started by New, stopped by Close, reading
 // time from the clock) polls each open pair's due heap and fires each due schedule as one
-// record holding the event, what it implies and the fired marker; a failure is counted in the
-// schedule's record and tried again at the next poll, the tenth moves it to dead_letter. Each
-// pair's schedule index is rebuilt from its record space when the pair opens, and the scheduler
-// opens every pair of DataDir at start.
+// record holding the event, what it implies and the fired marker. A poll's schedules fire side
+// by side, those of one target aggregate by one goroutine in fire_at order; a failure is
+// counted in the schedule's record and tried again at the next poll, the tenth moves it to
+// dead_letter. Each pair's schedule index is rebuilt from its record space when the pair opens,
+// and the scheduler opens every pair of DataDir at start.
 //
 // # Sagas
 //

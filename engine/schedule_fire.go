@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -28,41 +32,112 @@ type fireReport struct {
 // fireDue fires every pending schedule of p due at or before now. A failed fire counts an
 // attempt and stays due, to be tried again at the next pass; the tenth failure moves it to
 // dead_letter. Passes over one pair are serialized, so that no schedule fires twice.
+//
+// The schedules of a pass fire fireWorkers at a time. Each fire is a commit that waits for its
+// fsync: one after another, a pass of 10,000 took as many fsyncs as schedules (1.7 s in
+// BenchmarkScheduledFire, more than the second a due schedule may wait), while side by side
+// their commits share fsyncs. The
+// schedules that emit to one aggregate go to one worker, in the order they fell due: an
+// aggregate receives its scheduled events in fire_at order as before, and two fires never race
+// for one aggregate's next position (the loser would count a failed attempt).
 func (e *Engine) fireDue(p *pair, now time.Time) (fireReport, error) {
 	p.fireMu.Lock()
 	defer p.fireMu.Unlock()
-	var rep fireReport
 	ids := p.sched.Due(now.UnixMilli())
-	for i, id := range ids {
+	if len(ids) == 0 {
+		return fireReport{}, nil
+	}
+	workers := make([]fireWorker, min(fireWorkers, len(ids)))
+	var stop atomic.Bool // set at the first error that is not the schedule's own
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &workers[i]
+		w.queue = make(chan *schedule.Record, fireQueue)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range w.queue {
+				if stop.Load() {
+					p.sched.Retry(r.ID)
+					continue
+				}
+				if err := e.fireOne(p, r, now, &w.rep); err != nil {
+					w.err = err
+					stop.Store(true)
+					p.sched.Retry(r.ID)
+				}
+			}
+		}()
+	}
+	var err error
+	seed := maphash.MakeSeed()
+	for _, id := range ids {
+		if stop.Load() || err != nil {
+			p.sched.Retry(id)
+			continue
+		}
 		if p.sched.Status(id) != schedule.Pending {
 			continue
 		}
-		r, err := e.scheduleRecord(p, id)
-		if err != nil {
-			for _, rest := range ids[i:] {
-				p.sched.Retry(rest)
-			}
-			return rep, err
-		}
-		ferr := e.fire(p, r, now)
-		if ferr == nil {
-			rep.Fired++
+		var r *schedule.Record
+		if r, err = e.scheduleRecord(p, id); err != nil {
+			p.sched.Retry(id)
 			continue
 		}
-		dead, err := e.fireFailed(p, r, ferr)
-		if err != nil {
-			for _, rest := range ids[i:] {
-				p.sched.Retry(rest)
-			}
-			return rep, err
-		}
-		if dead {
-			rep.DeadLettered++
-		} else {
-			rep.Failed++
-		}
+		target := maphash.Comparable(seed, storage.StreamKey{Type: r.AggregateType, ID: r.AggregateID})
+		workers[target%uint64(len(workers))].queue <- r
 	}
-	return rep, nil
+	for i := range workers {
+		close(workers[i].queue)
+	}
+	wg.Wait()
+	var rep fireReport
+	for _, w := range workers {
+		rep.Fired += w.rep.Fired
+		rep.Failed += w.rep.Failed
+		rep.DeadLettered += w.rep.DeadLettered
+		err = cmp.Or(err, w.err)
+	}
+	return rep, err
+}
+
+// fireWorkers is how many schedules of one pass fire at once: enough for their commits to share
+// most fsyncs (BenchmarkScheduledFire), few enough to leave the processor to client writes.
+// fireQueue is how many fetched schedules wait for each worker.
+const (
+	fireWorkers = 32
+	fireQueue   = 64
+)
+
+// fireWorker is one goroutine of a pass and what it did.
+type fireWorker struct {
+	queue chan *schedule.Record
+	rep   fireReport
+	err   error
+}
+
+// fireOne fires r unless it stopped being pending since the pass began (canceled, say), and
+// counts the outcome in rep. A fire that fails is recorded as a failed attempt; the error
+// returned is one that left the attempt unrecorded (the store failing), which ends the pass.
+func (e *Engine) fireOne(p *pair, r *schedule.Record, now time.Time, rep *fireReport) error {
+	if p.sched.Status(r.ID) != schedule.Pending {
+		return nil
+	}
+	ferr := e.fire(p, r, now)
+	if ferr == nil {
+		rep.Fired++
+		return nil
+	}
+	dead, err := e.fireFailed(p, r, ferr)
+	if err != nil {
+		return err
+	}
+	if dead {
+		rep.DeadLettered++
+	} else {
+		rep.Failed++
+	}
+	return nil
 }
 
 func (e *Engine) scheduleRecord(p *pair, id string) (*schedule.Record, error) {

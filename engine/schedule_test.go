@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,4 +147,59 @@ func TestSchedulerFiresDueEventsAndSurvivesRestart(t *testing.T) {
 	}
 	time.Sleep(30 * time.Millisecond)
 	f.waitSent(t, e, "2")
+}
+
+// TestFireDueKeepsEachAggregatesOrder fires a pass of schedules that emit to a few aggregates:
+// the pass fires them side by side, yet each aggregate receives its events in fire_at order,
+// and every schedule fires once.
+func TestFireDueKeepsEachAggregatesOrder(t *testing.T) {
+	const doc = `{"agent_types":["user"],"aggregate_types":{
+ "cart":{"events":{"had_item_added":{"schema":{"type":"object"},"handler":[],
+   "implications":[{"schedule":{"delay":"5m","emit":{"aggregate_type":"note","id":"$.data.note","event_type":"was_sent","data":{"n":"$.data.n"}}}}]}}},
+ "note":{"events":{"was_sent":{"schema":{"type":"object"},"handler":[{"append":{"target":"seen","value":"$.data.n"}}]}}}}}`
+	const notes, perNote = 4, 100
+	f := newSpecFixture(t, doc)
+	// Durable, so that the fires wait for fsyncs as they do in production and overlap.
+	e, err := New(Options{DataDir: f.dir, Control: f.ctl, Clock: f.clock, SchedulerPoll: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	noteID := func(k int) string { return fmt.Sprintf("c0000000-0000-4000-a000-%012d", k) }
+	for n := range notes * perNote {
+		body := fmt.Sprintf(`{"data":{"note":%q,"n":%d},"metadata":{"actor":{"type":"user","id":%q}}}`, noteID(n%notes), n, actorID)
+		if _, err := e.Write(f.t, WriteInput{AggregateType: "cart", ID: fmt.Sprintf("b0000000-0000-4000-a000-%012d", n), EventType: "had_item_added", Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+		// Each schedule falls due a millisecond after the one before.
+		f.clock.advance(time.Millisecond)
+	}
+	f.clock.advance(5 * time.Minute)
+	p, err := e.open(f.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.fireDue(p, f.clock.Now()); err != nil || rep != (fireReport{Fired: notes * perNote}) {
+		t.Fatalf("got %+v, %v; want %d fired", rep, err, notes*perNote)
+	}
+	if rep, err := e.fireDue(p, f.clock.Now()); err != nil || rep != (fireReport{}) {
+		t.Fatalf("second pass: got %+v, %v; want nothing fired", rep, err)
+	}
+	for k := range notes {
+		b, err := e.Aggregate(f.t, "note", noteID(k), ReadQuery{Synchronous: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var state struct{ Data struct{ Seen []int } }
+		if err := json.Unmarshal(b, &state); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int, 0, perNote)
+		for n := k; n < notes*perNote; n += notes {
+			want = append(want, n)
+		}
+		if !slices.Equal(state.Data.Seen, want) {
+			t.Errorf("note %d saw %v, want %v", k, state.Data.Seen, want)
+		}
+	}
 }
